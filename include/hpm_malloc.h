@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_MALLOC_H
+#define HPM_MALLOC_H
+
+/**
+ * @file
+ * hpmalloc: a hugepage memory allocator for DPDK applications.
+ *
+ * Every rte_malloc() entry point has an hpm_ twin with the same signature and
+ * the behaviour of DPDK 22.11, with these documented differences:
+ *  - every failure sets rte_errno (EINVAL for bad arguments, ENOMEM when
+ *    memory is short); rte_malloc() leaves it untouched for a size of 0 or a
+ *    bad alignment;
+ *  - hpm_calloc() checks num * size for overflow (rte_calloc() silently
+ *    returns a block of the truncated product);
+ *  - hpm_realloc() rejects an alignment that is not a power of two even when
+ *    the block could be resized in place (rte_realloc() accepts it then), and
+ *    a size of 0 returns NULL and leaves the block untouched as rte_malloc.h
+ *    documents (rte_realloc() shrinks the block when align is non-zero);
+ *  - a bad free (a pointer that hpmalloc did not return, an interior pointer,
+ *    a double free) is detected, logged and counted, and the heap stays
+ *    intact.
+ *
+ * Memory comes from a segment source: DPDK EAL memzones when EAL is up, else
+ * hugetlbfs hugepages, else ordinary anonymous memory (like --no-huge). The
+ * first call initialises hpmalloc with the defaults unless hpm_init() ran.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_common.h>
+#include <rte_memory.h>
+#include <rte_malloc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the library builds with hidden visibility: its API is what this header declares */
+#pragma GCC visibility push(default)
+
+/** @cond HPM_INTERNAL */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#define __hpm_malloc __attribute__((__malloc__))
+#define __hpm_dealloc_free __attribute__((__malloc__(hpm_free, 1)))
+#elif defined(__GNUC__)
+#define __hpm_malloc __attribute__((__malloc__))
+#define __hpm_dealloc_free
+#else
+#define __hpm_malloc
+#define __hpm_dealloc_free
+#endif
+#if defined(__GNUC__)
+#define __hpm_alloc_size(...) __attribute__((__alloc_size__(__VA_ARGS__)))
+#define __hpm_alloc_align(n) __attribute__((__alloc_align__(n)))
+#define __hpm_wur __attribute__((__warn_unused_result__))
+#else
+#define __hpm_alloc_size(...)
+#define __hpm_alloc_align(n)
+#define __hpm_wur
+#endif
+/** @endcond */
+
+/** Where hpmalloc takes its memory from. */
+enum hpm_source_kind {
+	/** EAL when it is initialised, else hugetlbfs when hugepages are free, else anon. */
+	HPM_SOURCE_AUTO = 0,
+	/** DPDK EAL memzones: hugepage memory shared with secondary processes. */
+	HPM_SOURCE_EAL,
+	/** mmap(MAP_HUGETLB) hugepages, no EAL needed; one process. */
+	HPM_SOURCE_HUGETLBFS,
+	/** Ordinary anonymous memory (like EAL --no-huge); no IOVA. */
+	HPM_SOURCE_ANON,
+};
+
+/** Check the whole heap before and after every operation (slow; for debugging). */
+#define HPM_CFG_F_VALIDATE RTE_BIT32(0)
+
+/**
+ * hpmalloc configuration, given to hpm_init(). Fill it with
+ * hpm_config_defaults() first, then change what you need.
+ */
+struct hpm_config {
+	/** Segment source; HPM_SOURCE_AUTO picks one (see enum hpm_source_kind). */
+	enum hpm_source_kind source;
+	/**
+	 * Largest step by which a socket's heap grows, in bytes (a multiple
+	 * of 2 MiB; default 32 MiB). Steps start at 2 MiB and follow the heap
+	 * size (1/32 of it) up to this, so that a small heap is not rounded up
+	 * to a large chunk. A request larger than a step gets a chunk of its
+	 * own.
+	 */
+	size_t chunk_size;
+	/**
+	 * Bytes of empty chunks a socket keeps for reuse (default 64 MiB);
+	 * empty chunks beyond it go back to the source, so the heap shrinks.
+	 */
+	size_t retain_size;
+	/** Bytes reserved on each socket at hpm_init() (default 0: grow on demand). */
+	size_t initial_size;
+	/** Hugepage size for HPM_SOURCE_HUGETLBFS: 2 MiB (default) or 1 GiB. */
+	size_t hugepage_size;
+	/** HPM_CFG_F_* flags. */
+	uint32_t flags;
+};
+
+/**
+ * Fill a configuration with the defaults.
+ *
+ * @param cfg
+ *   Configuration to fill; must not be NULL.
+ */
+void hpm_config_defaults(struct hpm_config *cfg);
+
+/**
+ * Initialise hpmalloc. Optional: the first allocation initialises it with the
+ * defaults. With the EAL source, call it after rte_eal_init().
+ *
+ * @param cfg
+ *   Configuration, or NULL for the defaults.
+ * @return
+ *   0 on success; -EALREADY if hpmalloc is already initialised, -EINVAL for a
+ *   bad configuration, -ENODEV if the requested source cannot be used,
+ *   -ENOMEM if the initial reservation fails.
+ */
+__hpm_wur int hpm_init(const struct hpm_config *cfg);
+
+/**
+ * Release every chunk to its source and forget all state. Every block that
+ * hpmalloc handed out becomes invalid. hpmalloc can be initialised again.
+ */
+void hpm_fini(void);
+
+/**
+ * Name of the segment source in use ("eal", "hugetlbfs", "anon"), or NULL
+ * before initialisation.
+ *
+ * @return
+ *   A static string, or NULL.
+ */
+const char *hpm_source_name(void);
+
+/**
+ * Free a block returned by hpmalloc.
+ *
+ * @param ptr
+ *   Block to free; NULL does nothing. A pointer that hpmalloc did not return,
+ *   an interior pointer or a block already freed is logged, counted, and
+ *   otherwise ignored.
+ */
+void hpm_free(void *ptr);
+
+/**
+ * Allocate memory on the caller's socket, falling back to the others.
+ *
+ * @param type
+ *   A string identifying the allocation (for debugging); may be NULL.
+ * @param size
+ *   Size in bytes; 0 fails with EINVAL.
+ * @param align
+ *   Alignment: 0 for the default (64 bytes, a cache line), else a power of
+ *   two; smaller than 64 gives 64.
+ * @return
+ *   The block, or NULL with rte_errno set (EINVAL, ENOMEM).
+ */
+void *hpm_malloc(const char *type, size_t size, unsigned int align) __hpm_malloc
+	__hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+
+/**
+ * As hpm_malloc(), and the memory is zeroed.
+ *
+ * @param type
+ *   A string identifying the allocation; may be NULL.
+ * @param size
+ *   Size in bytes; 0 fails with EINVAL.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @return
+ *   The zeroed block, or NULL with rte_errno set.
+ */
+void *hpm_zmalloc(const char *type, size_t size, unsigned int align) __hpm_malloc
+	__hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+
+/**
+ * Allocate a zeroed array of num elements of size bytes.
+ *
+ * Unlike rte_calloc() in DPDK 22.11, an overflowing num * size fails
+ * with EINVAL.
+ *
+ * @param type
+ *   A string identifying the allocation; may be NULL.
+ * @param num
+ *   Number of elements.
+ * @param size
+ *   Size of an element in bytes.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @return
+ *   The zeroed block, or NULL with rte_errno set.
+ */
+void *hpm_calloc(const char *type, size_t num, size_t size, unsigned int align) __hpm_malloc
+	__hpm_dealloc_free __hpm_alloc_size(2, 3) __hpm_alloc_align(4);
+
+/**
+ * Resize a block, in place when it can, else by moving its contents (up to
+ * the smaller of the old and the new size) to a new block.
+ *
+ * Unlike rte_realloc() in DPDK 22.11: an alignment that is not a power of
+ * two always fails with EINVAL, and a size of 0 fails with EINVAL.
+ *
+ * @param ptr
+ *   Block to resize; NULL behaves as hpm_malloc(NULL, size, align).
+ * @param size
+ *   New size in bytes.
+ * @param align
+ *   Alignment of the result, as for hpm_malloc().
+ * @return
+ *   The resized block, or NULL with rte_errno set; on failure @p ptr is
+ *   untouched and still valid.
+ */
+void *hpm_realloc(void *ptr, size_t size, unsigned int align) __hpm_alloc_size(2)
+	__hpm_alloc_align(3);
+
+/**
+ * As hpm_malloc(), on a given socket.
+ *
+ * @param type
+ *   A string identifying the allocation; may be NULL.
+ * @param size
+ *   Size in bytes.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @param socket
+ *   NUMA socket, or SOCKET_ID_ANY for the caller's socket first, then the
+ *   others. A socket without memory fails with EINVAL (without hugepages,
+ *   like EAL, any socket below RTE_MAX_NUMA_NODES means SOCKET_ID_ANY).
+ * @return
+ *   The block, or NULL with rte_errno set.
+ */
+void *hpm_malloc_socket(const char *type, size_t size, unsigned int align, int socket)
+	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+
+/**
+ * As hpm_zmalloc(), on a given socket.
+ *
+ * @param type
+ *   A string identifying the allocation; may be NULL.
+ * @param size
+ *   Size in bytes.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @param socket
+ *   NUMA socket or SOCKET_ID_ANY, as for hpm_malloc_socket().
+ * @return
+ *   The zeroed block, or NULL with rte_errno set.
+ */
+void *hpm_zmalloc_socket(const char *type, size_t size, unsigned int align, int socket)
+	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+
+/**
+ * As hpm_calloc(), on a given socket.
+ *
+ * @param type
+ *   A string identifying the allocation; may be NULL.
+ * @param num
+ *   Number of elements.
+ * @param size
+ *   Size of an element in bytes.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @param socket
+ *   NUMA socket or SOCKET_ID_ANY, as for hpm_malloc_socket().
+ * @return
+ *   The zeroed block, or NULL with rte_errno set.
+ */
+void *hpm_calloc_socket(const char *type, size_t num, size_t size, unsigned int align, int socket)
+	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2, 3) __hpm_alloc_align(4);
+
+/**
+ * As hpm_realloc(), with the new block on a given socket: a block on another
+ * socket is moved.
+ *
+ * @param ptr
+ *   Block to resize, or NULL.
+ * @param size
+ *   New size in bytes.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @param socket
+ *   NUMA socket or SOCKET_ID_ANY.
+ * @return
+ *   The resized block, or NULL with rte_errno set and @p ptr untouched.
+ */
+void *hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
+	__hpm_alloc_size(2) __hpm_alloc_align(3);
+
+/**
+ * Allocate IOVA-contiguous memory: the block can be given to a device as one
+ * DMA range.
+ *
+ * @param type
+ *   A string identifying the allocation; may be NULL.
+ * @param size
+ *   Size in bytes.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @param socket
+ *   NUMA socket or SOCKET_ID_ANY.
+ * @return
+ *   The block, or NULL with rte_errno set: ENOTSUP when the source has no
+ *   IOVA (anon), ENOMEM when no contiguous range can be had.
+ */
+void *hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
+	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+
+/**
+ * Allocate n blocks of the same size and alignment: all or nothing.
+ *
+ * @param objs
+ *   Array of at least n pointers to fill.
+ * @param n
+ *   Number of blocks.
+ * @param size
+ *   Size of each block in bytes.
+ * @param align
+ *   Alignment, as for hpm_malloc().
+ * @param socket
+ *   NUMA socket or SOCKET_ID_ANY.
+ * @return
+ *   0 with every objs[i] set, or a negative errno (-EINVAL, -ENOMEM) with
+ *   nothing allocated.
+ */
+__hpm_wur int hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align,
+	int socket);
+
+/**
+ * Free n blocks, as n calls of hpm_free().
+ *
+ * @param objs
+ *   Blocks to free; NULL entries are skipped.
+ * @param n
+ *   Number of entries.
+ */
+void hpm_free_bulk(void *const *objs, unsigned int n);
+
+/**
+ * Usable size of a block: at least the size asked for.
+ *
+ * @param ptr
+ *   A block returned by hpmalloc.
+ * @return
+ *   The usable size in bytes, or 0 if @p ptr is not a live hpmalloc block.
+ */
+size_t hpm_malloc_usable_size(const void *ptr);
+
+/**
+ * Check that ptr is a live block returned by hpmalloc.
+ *
+ * @param ptr
+ *   Pointer to check.
+ * @param size
+ *   If not NULL, receives the usable size of the block.
+ * @return
+ *   0 if the block is valid, -1 otherwise (also for NULL and foreign,
+ *   interior or freed pointers: rte_malloc_validate() may crash on those).
+ */
+int hpm_malloc_validate(const void *ptr, size_t *size);
+
+/**
+ * Statistics of a socket's heap, with EAL's meanings: heap_totalsz_bytes is
+ * the memory taken from the source, heap_allocsz_bytes the part held by
+ * blocks (with their headers and rounding), heap_freesz_bytes the rest,
+ * greatest_free_size the largest free contiguous range, free_count the
+ * number of free ranges, alloc_count the number of live blocks.
+ *
+ * @param socket
+ *   NUMA socket.
+ * @param stats
+ *   Filled on success.
+ * @return
+ *   0, or -1 with rte_errno EINVAL for an unknown socket.
+ */
+int hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats);
+
+/**
+ * Print the statistics of every socket, as rte_malloc_dump_stats().
+ *
+ * @param f
+ *   Stream to print to.
+ * @param type
+ *   Ignored, as in DPDK.
+ */
+void hpm_malloc_dump_stats(FILE *f, const char *type);
+
+/**
+ * IO address of a byte of an hpmalloc block.
+ *
+ * @param addr
+ *   Address inside a live block.
+ * @return
+ *   Its IOVA, or RTE_BAD_IOVA if it is not hpmalloc memory or the source has
+ *   no IOVA (anon).
+ */
+rte_iova_t hpm_malloc_virt2iova(const void *addr);
+
+/**
+ * Check the heap's invariants: every structure of every socket.
+ *
+ * @return
+ *   0 if the heap is consistent, else a negative errno (-EFAULT) after
+ *   logging what is wrong.
+ */
+int hpm_heap_check(void);
+
+/**
+ * Number of bad frees (foreign, interior, double) seen since hpm_init().
+ *
+ * @return
+ *   The count.
+ */
+uint64_t hpm_bad_free_count(void);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HPM_MALLOC_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "arena.h"
+#include "log.h"
+
+void
+hpm_arena_init(struct hpm_arena *a, int socket)
+{
+	memset(a, 0, sizeof(*a));
+	rte_spinlock_init(&a->lock);
+	a->socket = socket;
+	a->present = true;
+}
+
+void
+hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
+{
+	unsigned int count = 0;
+	size_t longest = 0, bytes = 0;
+
+	rte_spinlock_lock(&a->lock);
+	hpm_chunk_free_ranges(a, &count, &longest, &bytes);
+	hpm_gran_free_ranges(a, &count, &longest, &bytes);
+	hpm_heap_free_ranges(a, &count, &longest, &bytes);
+	st->heap_totalsz_bytes = a->total_bytes;
+	st->heap_allocsz_bytes = a->alloc_bytes;
+	st->heap_freesz_bytes = a->total_bytes - a->alloc_bytes;
+	st->greatest_free_size = longest;
+	st->free_count = count;
+	st->alloc_count = a->alloc_count;
+	rte_spinlock_unlock(&a->lock);
+}
+
+unsigned int
+hpm_arena_verify(struct hpm_arena *a)
+{
+	size_t live_bytes = 0;
+	uint64_t live_count = 0;
+	unsigned int bad;
+
+	rte_spinlock_lock(&a->lock);
+	bad = hpm_chunk_verify(a);
+	bad += hpm_gran_verify(a, &live_bytes, &live_count);
+	bad += hpm_heap_verify(a, &live_bytes, &live_count);
+	if (bad == 0) {
+		const struct hpm_chunk *c;
+		unsigned int i;
+
+		for (c = a->chunks; c != NULL; c = c->next)
+			for (i = 0; i < c->nunits; i++)
+				if (c->units[i].role == HPM_UNIT_LARGE &&
+						c->units[i].head == &c->units[i]) {
+					live_bytes += (size_t)c->units[i].nunits << HPM_UNIT_SHIFT;
+					live_count++;
+				}
+		if (live_bytes != a->alloc_bytes || live_count != a->alloc_count) {
+			HPM_LOG(ERR, "check: socket %d: live %zu bytes in %" PRIu64
+				     " blocks, counted %zu in %" PRIu64,
+				a->socket, live_bytes, live_count, a->alloc_bytes, a->alloc_count);
+			bad++;
+		}
+	}
+	rte_spinlock_unlock(&a->lock);
+	return bad;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_ARENA_H
+#define HPM_ARENA_H
+
+/*
+ * A socket's arena: its chunks, granule pages and heap behind one lock.
+ * It lives in shared metadata and holds no process-local pointer.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_malloc.h>
+#include <rte_spinlock.h>
+
+#include "chunk.h"
+#include "gran.h"
+#include "heap.h"
+
+/** What an allocation took: for the statistics and for zmalloc. */
+struct hpm_blockinfo {
+	/** Bytes the block holds, header and rounding included. */
+	size_t bytes;
+	/** The memory may be non-zero. */
+	bool dirty;
+};
+
+struct hpm_arena {
+	rte_spinlock_t lock;
+	int socket;
+	bool present;
+	struct hpm_chunk *chunks;
+	/** Where the next search for free units starts (seed 001). */
+	struct hpm_chunk *hint;
+	/** Bytes taken from the source. */
+	size_t total_bytes;
+	/** Bytes of chunks whose every unit is free. */
+	size_t empty_bytes;
+	/** Bytes held by live blocks, header and rounding included. */
+	size_t alloc_bytes;
+	uint64_t alloc_count;
+	uint64_t chunks_reserved;
+	uint64_t chunks_released;
+	struct hpm_gran_class gran[HPM_GRAN_NCLASS];
+	struct hpm_heap heap;
+};
+
+/** Set up an empty arena for a socket. */
+void hpm_arena_init(struct hpm_arena *a, int socket);
+
+/** Fill EAL-style statistics. Takes the lock. */
+void hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st);
+
+/** Check every structure of the arena; the number of problems (logged). Takes the lock. */
+unsigned int hpm_arena_verify(struct hpm_arena *a);
+
+#endif /* HPM_ARENA_H */

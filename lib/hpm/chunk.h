@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_CHUNK_H
+#define HPM_CHUNK_H
+
+/*
+ * Chunks: regions a socket's arena took from the source, cut into 2 MiB
+ * units. A bitmap per chunk says which units are in use; a run of free units
+ * is found from a hint, the chunk where units were last freed or taken
+ * (the "free area cache" of seed 001), so the search does not grow with the
+ * heap. Chunks whose units are all free go back to the source once the
+ * arena holds more than the retain threshold of them.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source.h"
+#include "unit.h"
+
+struct hpm_arena;
+
+struct hpm_chunk {
+	struct hpm_region region;
+	struct hpm_chunk *next;
+	struct hpm_chunk *prev;
+	uint32_t nunits;
+	uint32_t nfree;
+	/** No unit below lowfree is free. */
+	uint32_t lowfree;
+	uint32_t meta_size;
+	/** Bit per unit, set when the unit is in use. */
+	uint64_t *used;
+	struct hpm_unit units[];
+};
+
+/**
+ * Take n contiguous units, the first one's unit number a multiple of
+ * align_units, IOVA-contiguous if contig; the arena grows when none are free.
+ * The units keep role FREE: the caller gives them theirs. NULL when the
+ * source has no memory (rte_errno set). Arena lock held.
+ */
+struct hpm_unit *hpm_chunk_take(struct hpm_arena *a, unsigned int n, unsigned int align_units,
+	bool contig);
+
+/** Try to extend the run of n units at u by more units in place. Arena lock held. */
+bool hpm_chunk_extend(struct hpm_arena *a, struct hpm_unit *u, unsigned int n, unsigned int more);
+
+/** Give back n units from u (role set to FREE here). Arena lock held. */
+void hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n);
+
+/** Reserve a chunk of len bytes now (for hpm_config::initial_size). Arena lock held. */
+int hpm_chunk_reserve(struct hpm_arena *a, size_t len);
+
+/** Return every chunk of the arena to the source (hpm_fini). */
+void hpm_chunk_release_all(struct hpm_arena *a);
+
+/** True when n units from u are IOVA-contiguous. */
+bool hpm_chunk_run_iova_contig(const struct hpm_chunk *c, unsigned int pos, unsigned int n);
+
+/** Check the arena's chunks; returns the number of problems found (logged). */
+unsigned int hpm_chunk_verify(const struct hpm_arena *a);
+
+/** Free unit ranges of the arena: count, and the longest in bytes. */
+void hpm_chunk_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+	size_t *bytes);
+
+#endif /* HPM_CHUNK_H */

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <errno.h>
+#include <string.h>
+
+#include "arena.h"
+#include "bitrun.h"
+#include "gran.h"
+#include "log.h"
+#include "state.h"
+
+static const struct {
+	uint8_t shift;
+	uint8_t role;
+	uint16_t ngran;
+} gran_classes[HPM_GRAN_NCLASS] = {
+	[HPM_GRAN_4K] = {12, HPM_UNIT_G4K, HPM_UNIT_SIZE >> 12},
+	[HPM_GRAN_64K] = {16, HPM_UNIT_G64K, HPM_UNIT_SIZE >> 16},
+};
+
+unsigned int
+hpm_gran_shift(unsigned int cls)
+{
+	return gran_classes[cls].shift;
+}
+
+static void
+list_push(struct hpm_gran_class *gc, struct hpm_gran *g)
+{
+	g->prev = NULL;
+	g->next = gc->partial;
+	if (gc->partial != NULL)
+		gc->partial->prev = g;
+	gc->partial = g;
+	g->on_list = 1;
+}
+
+static void
+list_remove(struct hpm_gran_class *gc, struct hpm_gran *g)
+{
+	if (g->prev != NULL)
+		g->prev->next = g->next;
+	else
+		gc->partial = g->next;
+	if (g->next != NULL)
+		g->next->prev = g->prev;
+	g->on_list = 0;
+}
+
+static struct hpm_gran *
+page_new(struct hpm_arena *a, unsigned int cls)
+{
+	struct hpm_unit *u = hpm_chunk_take(a, 1, 1, false);
+	struct hpm_gran *g;
+
+	if (u == NULL)
+		return NULL;
+	g = hpm_meta_alloc(&hpm_state->meta, hpm_src, sizeof(*g));
+	if (g == NULL) {
+		hpm_chunk_give(a, u, 1);
+		return NULL;
+	}
+	g->unit = u;
+	g->ngran = gran_classes[cls].ngran;
+	g->nfree = g->ngran;
+	g->shift = gran_classes[cls].shift;
+	g->cls = cls;
+	if (u->dirty)
+		hpm_bitrun_set(g->dirty, 0, g->ngran);
+	u->role = gran_classes[cls].role;
+	u->gran = g;
+	list_push(&a->gran[cls], g);
+	a->gran[cls].npages++;
+	a->gran[cls].nempty++;
+	return g;
+}
+
+static void
+page_release(struct hpm_arena *a, struct hpm_gran *g)
+{
+	struct hpm_gran_class *gc = &a->gran[g->cls];
+	struct hpm_unit *u = g->unit;
+
+	list_remove(gc, g);
+	gc->npages--;
+	gc->nempty--;
+	u->dirty = hpm_bitrun_next_set(g->dirty, 0, g->ngran) != g->ngran;
+	u->gran = NULL;
+	hpm_meta_free(&hpm_state->meta, hpm_src, g, sizeof(*g));
+	hpm_chunk_give(a, u, 1);
+}
+
+static void
+update_lowfree(struct hpm_gran *g, unsigned int from)
+{
+	int next = hpm_bitrun_next_clear(g->used, g->ngran, from);
+
+	g->lowfree = next < 0 ? g->ngran : (uint16_t)next;
+}
+
+static void
+take_run(struct hpm_arena *a, struct hpm_gran *g, unsigned int pos, unsigned int n,
+	struct hpm_blockinfo *bi)
+{
+	struct hpm_gran_class *gc = &a->gran[g->cls];
+
+	if (g->nfree == g->ngran)
+		gc->nempty--;
+	hpm_bitrun_set(g->used, pos, n);
+	hpm_bitrun_set(g->start, pos, 1);
+	bi->dirty = hpm_bitrun_next_set(g->dirty, pos, pos + n) != pos + n;
+	hpm_bitrun_set(g->dirty, pos, n);
+	bi->bytes = (size_t)n << g->shift;
+	g->nfree -= n;
+	if (pos == g->lowfree)
+		update_lowfree(g, pos + n);
+	if (g->nfree == 0)
+		list_remove(gc, g);
+}
+
+void *
+hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
+	struct hpm_blockinfo *bi)
+{
+	struct hpm_gran *g;
+	int pos = -1;
+
+	for (g = a->gran[cls].partial; g != NULL; g = g->next) {
+		if (g->nfree < n)
+			continue;
+		pos = hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
+		if (pos >= 0)
+			break;
+	}
+	if (g == NULL) {
+		g = page_new(a, cls);
+		if (g == NULL)
+			return NULL;
+		pos = hpm_bitrun_find(g->used, g->ngran, 0, n, align, 0);
+		if (pos < 0)
+			return NULL;
+	}
+	take_run(a, g, pos, n, bi);
+	return g->unit->va + ((size_t)pos << g->shift);
+}
+
+/* Position of the live run starting at p, or -1. */
+static int
+run_start(const struct hpm_unit *u, const void *p)
+{
+	const struct hpm_gran *g = u->gran;
+	size_t off = (const uint8_t *)p - u->va;
+	unsigned int pos = off >> g->shift;
+
+	if ((off & ((UINT64_C(1) << g->shift) - 1)) != 0 || pos >= g->ngran ||
+			!hpm_bitrun_test(g->start, pos))
+		return -1;
+	return pos;
+}
+
+/* A run ends at the next run's start or at the first free granule. */
+static unsigned int
+run_length(const struct hpm_gran *g, unsigned int pos)
+{
+	unsigned int next_start = hpm_bitrun_next_set(g->start, pos + 1, g->ngran);
+	int next_free = hpm_bitrun_next_clear(g->used, g->ngran, pos + 1);
+
+	if (next_free >= 0 && (unsigned int)next_free < next_start)
+		return next_free - pos;
+	return next_start - pos;
+}
+
+static void
+give_granules(struct hpm_arena *a, struct hpm_gran *g, unsigned int pos, unsigned int n)
+{
+	struct hpm_gran_class *gc = &a->gran[g->cls];
+
+	hpm_bitrun_clear(g->used, pos, n);
+	g->nfree += n;
+	if (pos < g->lowfree)
+		g->lowfree = pos;
+	if (!g->on_list)
+		list_push(gc, g);
+	if (g->nfree == g->ngran && ++gc->nempty > 1)
+		page_release(a, g);
+}
+
+int
+hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes)
+{
+	struct hpm_gran *g = u->gran;
+	int pos = run_start(u, p);
+	unsigned int n;
+
+	if (pos < 0)
+		return -EINVAL;
+	n = run_length(g, pos);
+	hpm_bitrun_clear(g->start, pos, 1);
+	*bytes = (size_t)n << g->shift;
+	give_granules(a, g, pos, n);
+	return 0;
+}
+
+size_t
+hpm_gran_block_size(const struct hpm_unit *u, const void *p)
+{
+	int pos = run_start(u, p);
+
+	return pos < 0 ? 0 : (size_t)run_length(u->gran, pos) << u->gran->shift;
+}
+
+int
+hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned int n,
+	struct hpm_blockinfo *bi)
+{
+	struct hpm_gran *g = u->gran;
+	int pos = run_start(u, p);
+	unsigned int old, end;
+
+	if (pos < 0)
+		return -1;
+	old = run_length(g, pos);
+	end = pos + old;
+	bi->dirty = false;
+	if (n <= old) {
+		bi->bytes = (size_t)n << g->shift;
+		if (n < old)
+			give_granules(a, g, pos + n, old - n);
+		return 0;
+	}
+	if (pos + n > g->ngran || hpm_bitrun_next_set(g->used, end, pos + n) != pos + n)
+		return -1;
+	hpm_bitrun_set(g->used, end, n - old);
+	hpm_bitrun_set(g->dirty, end, n - old);
+	g->nfree -= n - old;
+	if (g->lowfree == end)
+		update_lowfree(g, pos + n);
+	if (g->nfree == 0)
+		list_remove(&a->gran[g->cls], g);
+	bi->bytes = (size_t)n << g->shift;
+	return 0;
+}
+
+void
+hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+	size_t *bytes)
+{
+	const struct hpm_chunk *c;
+	unsigned int i;
+
+	/* full pages are on no list: walk the units */
+	for (c = a->chunks; c != NULL; c = c->next)
+		for (i = 0; i < c->nunits; i++) {
+			const struct hpm_unit *u = &c->units[i];
+			const struct hpm_gran *g;
+
+			if (u->role != HPM_UNIT_G4K && u->role != HPM_UNIT_G64K)
+				continue;
+			g = u->gran;
+			*count += hpm_bitrun_count_clear_runs(g->used, g->ngran);
+			*longest = RTE_MAX(*longest,
+				(size_t)hpm_bitrun_longest_clear(g->used, g->ngran) << g->shift);
+			*bytes += (size_t)g->nfree << g->shift;
+		}
+}
+
+static unsigned int
+check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_bytes,
+	uint64_t *live_count)
+{
+	const struct hpm_gran *g = u->gran;
+	unsigned int bad = 0, i, nfree = 0;
+	int first_free = hpm_bitrun_next_clear(g->used, g->ngran, 0);
+	const struct hpm_gran *l;
+	bool listed = false;
+
+	for (i = 0; i < g->ngran; i++) {
+		bool used = hpm_bitrun_test(g->used, i);
+
+		if (!used)
+			nfree++;
+		if (hpm_bitrun_test(g->start, i)) {
+			if (!used) {
+				HPM_LOG(ERR, "check: granule page %p: start bit %u on a free granule",
+					u->va, i);
+				bad++;
+			} else {
+				*live_bytes += (size_t)run_length(g, i) << g->shift;
+				(*live_count)++;
+			}
+		} else if (used && (i == 0 || !hpm_bitrun_test(g->used, i - 1))) {
+			HPM_LOG(ERR, "check: granule page %p: run at %u has no start", u->va, i);
+			bad++;
+		}
+	}
+	if (nfree != g->nfree || (first_free >= 0 && (unsigned int)first_free < g->lowfree)) {
+		HPM_LOG(ERR, "check: granule page %p: nfree %u/%u lowfree %u first free %d",
+			u->va, g->nfree, nfree, g->lowfree, first_free);
+		bad++;
+	}
+	for (l = a->gran[g->cls].partial; l != NULL; l = l->next)
+		if (l == g)
+			listed = true;
+	if (listed != (g->nfree > 0) || listed != (bool)g->on_list || g->unit != u) {
+		HPM_LOG(ERR, "check: granule page %p: listed %d nfree %u", u->va, listed,
+			g->nfree);
+		bad++;
+	}
+	return bad;
+}
+
+unsigned int
+hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_count)
+{
+	unsigned int bad = 0, i, cls, pages[HPM_GRAN_NCLASS] = {0}, empty[HPM_GRAN_NCLASS] = {0};
+	const struct hpm_chunk *c;
+
+	for (c = a->chunks; c != NULL; c = c->next)
+		for (i = 0; i < c->nunits; i++) {
+			const struct hpm_unit *u = &c->units[i];
+
+			if (u->role != HPM_UNIT_G4K && u->role != HPM_UNIT_G64K)
+				continue;
+			pages[u->gran->cls]++;
+			empty[u->gran->cls] += u->gran->nfree == u->gran->ngran;
+			bad += check_page(a, u, live_bytes, live_count);
+		}
+	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++)
+		if (pages[cls] != a->gran[cls].npages || empty[cls] != a->gran[cls].nempty ||
+				empty[cls] > 1) {
+			HPM_LOG(ERR, "check: granule class %u: %u/%u pages, %u/%u empty", cls,
+				pages[cls], a->gran[cls].npages, empty[cls], a->gran[cls].nempty);
+			bad++;
+		}
+	return bad;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_GRAN_H
+#define HPM_GRAN_H
+
+/*
+ * Granule pages (seed 000): a unit cut into 512 granules of 4 KiB or 32 of
+ * 64 KiB. The state is out of band: a bitmap of used granules, searched a
+ * word at a time from lowfree, the lowest free granule; a bitmap of run
+ * starts, so that a free needs no size and a pointer that is not a run's
+ * start is caught; a bitmap of granules handed out before, so that zmalloc
+ * clears only memory that may be dirty.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unit.h"
+
+enum hpm_gran_class_id {
+	HPM_GRAN_4K = 0,
+	HPM_GRAN_64K,
+	HPM_GRAN_NCLASS,
+};
+
+#define HPM_GRAN_MAX 512u
+#define HPM_GRAN_WORDS (HPM_GRAN_MAX / 64)
+
+struct hpm_gran {
+	uint64_t used[HPM_GRAN_WORDS];
+	uint64_t start[HPM_GRAN_WORDS];
+	uint64_t dirty[HPM_GRAN_WORDS];
+	struct hpm_gran *next;
+	struct hpm_gran *prev;
+	struct hpm_unit *unit;
+	uint16_t ngran;
+	uint16_t nfree;
+	uint16_t lowfree;
+	uint8_t shift;
+	uint8_t on_list;
+	uint8_t cls;
+};
+
+/** Pages of one granule size in an arena. */
+struct hpm_gran_class {
+	/** Pages with at least one free granule. */
+	struct hpm_gran *partial;
+	uint32_t npages;
+	/** Pages with every granule free; one is kept, more go back to the chunk. */
+	uint32_t nempty;
+};
+
+struct hpm_arena;
+struct hpm_blockinfo;
+
+/** log2 of the granule size of a class. */
+unsigned int hpm_gran_shift(unsigned int cls);
+
+/**
+ * Allocate a run of n granules whose index is a multiple of align (both in
+ * granules). Arena lock held.
+ */
+void *hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
+	struct hpm_blockinfo *bi);
+
+/** Free the run that starts at p; -EINVAL if p is not a live run's start. Arena lock held. */
+int hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes);
+
+/** Bytes of the live run that starts at p, 0 if none. */
+size_t hpm_gran_block_size(const struct hpm_unit *u, const void *p);
+
+/** Resize the run at p to n granules in place; 0, or -1 if it cannot. Arena lock held. */
+int hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned int n,
+	struct hpm_blockinfo *bi);
+
+/** Free granule runs of the arena: count, the longest and the total in bytes. */
+void hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+	size_t *bytes);
+
+/** Check every page; returns the number of problems found (logged). */
+unsigned int hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_count);
+
+#endif /* HPM_GRAN_H */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_HEAP_H
+#define HPM_HEAP_H
+
+/*
+ * The heap (seed 004): boundary-tag blocks on spans of one unit. Free lists
+ * are indexed by the half-open ranges [2^k, 2^(k+2)), each split TLSF-style
+ * into 16 lists (8 per power of two); a bitmap of non-empty ranges and one of
+ * non-empty lists inside each range find a usable list with two
+ * count-trailing-zeros. A request first looks at a few blocks of its own
+ * list, then takes the head of the first non-empty list whose every block
+ * fits. Blocks are 64-byte multiples with a 16-byte header just below a
+ * 64-byte aligned payload; a bitmap per span marks live payloads, so a free
+ * of anything else is caught.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unit.h"
+
+#define HPM_HEAP_RANGES 8
+#define HPM_HEAP_LISTS_PER_RANGE 16
+#define HPM_HEAP_LISTS (HPM_HEAP_RANGES * HPM_HEAP_LISTS_PER_RANGE)
+/** Largest request the heap serves; larger ones go to granule pages. */
+#define HPM_HEAP_MAX (UINT64_C(256) << 10)
+
+struct hpm_blk;
+
+struct hpm_heap {
+	/** Bit k: a list of range [2^(6+2k), 2^(8+2k)) is not empty. */
+	uint32_t range_map;
+	uint16_t list_map[HPM_HEAP_RANGES];
+	struct hpm_blk *lists[HPM_HEAP_LISTS];
+	uint32_t nspans;
+	/** Spans with no live block; one is kept, more go back to the chunk. */
+	uint32_t nempty;
+};
+
+/** Live-payload bitmap of a span: one bit per 64 bytes. */
+struct hpm_span {
+	uint64_t live[HPM_UNIT_SIZE / 64 / 64];
+};
+
+struct hpm_arena;
+struct hpm_blockinfo;
+
+/** Allocate size bytes aligned to align (a power of two >= 64). Arena lock held. */
+void *hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blockinfo *bi);
+
+/** Free the block at p; -EINVAL if p is not a live block. Arena lock held. */
+int hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes);
+
+/** Usable bytes of the live block at p, 0 if none. */
+size_t hpm_heap_usable(const struct hpm_unit *u, const void *p);
+
+/** Block bytes (header and rounding included) of the live block at p, 0 if none. */
+size_t hpm_heap_block_size(const struct hpm_unit *u, const void *p);
+
+/** Resize the block at p in place; 0, or -1 if it cannot. Arena lock held. */
+int hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
+	struct hpm_blockinfo *bi);
+
+/** Free blocks of the arena: count, the largest and the total in bytes. */
+void hpm_heap_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+	size_t *bytes);
+
+/** Walk and check every span and list; returns the number of problems (logged). */
+unsigned int hpm_heap_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_count);
+
+#endif /* HPM_HEAP_H */

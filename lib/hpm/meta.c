@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_bitops.h>
+#include <rte_common.h>
+
+#include "meta.h"
+
+static unsigned int
+size_class(size_t size)
+{
+	unsigned int log2 = rte_log2_u64(RTE_MAX(size, (size_t)1 << HPM_META_MIN_LOG2));
+
+	return log2 - HPM_META_MIN_LOG2;
+}
+
+static struct hpm_meta_region *
+region_reserve(const struct hpm_source_ops *src, size_t len, const char *name)
+{
+	struct hpm_region r;
+	struct hpm_meta_region *mr;
+
+	if (src->reserve_meta(&r, len, name) != 0)
+		return NULL;
+	mr = r.va;
+	mr->region = r;
+	return mr;
+}
+
+static void
+region_link(struct hpm_meta *m, struct hpm_meta_region *mr)
+{
+	mr->prev = NULL;
+	mr->next = m->regions;
+	if (m->regions != NULL)
+		m->regions->prev = mr;
+	m->regions = mr;
+	m->reserved_bytes += mr->region.len;
+}
+
+int
+hpm_meta_bootstrap(const struct hpm_source_ops *src, size_t first_len, const char *name,
+	void **bootstrap)
+{
+	struct hpm_meta_region *mr;
+
+	first_len = RTE_ALIGN_CEIL(first_len, RTE_CACHE_LINE_SIZE);
+	mr = region_reserve(src, HPM_META_HDR_SIZE + first_len + HPM_META_REGION_SIZE, name);
+	if (mr == NULL)
+		return -ENOMEM;
+	*bootstrap = (uint8_t *)mr + HPM_META_HDR_SIZE;
+	return 0;
+}
+
+void
+hpm_meta_init(struct hpm_meta *m, struct hpm_meta_region *first, size_t bootstrap_len)
+{
+	memset(m, 0, sizeof(*m));
+	rte_spinlock_init(&m->lock);
+	region_link(m, first);
+	m->bump = (uint8_t *)first + HPM_META_HDR_SIZE +
+		RTE_ALIGN_CEIL(bootstrap_len, RTE_CACHE_LINE_SIZE);
+	m->end = (uint8_t *)first + first->region.len;
+	m->used_bytes = m->bump - (uint8_t *)first;
+}
+
+static void *
+alloc_region_of_its_own(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size)
+{
+	struct hpm_meta_region *mr = region_reserve(src, HPM_META_HDR_SIZE + size, NULL);
+
+	if (mr == NULL)
+		return NULL;
+	region_link(m, mr);
+	m->used_bytes += mr->region.len;
+	return (uint8_t *)mr + HPM_META_HDR_SIZE;
+}
+
+void *
+hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size)
+{
+	unsigned int cls = size_class(size);
+	size_t cls_size = (size_t)1 << (cls + HPM_META_MIN_LOG2);
+	void *p = NULL;
+
+	rte_spinlock_lock(&m->lock);
+	if (size > ((size_t)1 << HPM_META_MAX_LOG2)) {
+		p = alloc_region_of_its_own(m, src, size);
+		goto out;
+	}
+	p = m->free[cls];
+	if (p != NULL) {
+		m->free[cls] = *(void **)p;
+		memset(p, 0, cls_size);
+		m->used_bytes += cls_size;
+		goto out;
+	}
+	if ((size_t)(m->end - m->bump) < cls_size) {
+		struct hpm_meta_region *mr =
+			region_reserve(src, HPM_META_HDR_SIZE + HPM_META_REGION_SIZE, NULL);
+
+		if (mr == NULL)
+			goto out;
+		region_link(m, mr);
+		/* the tail of the old region is lost: at most one class's worth */
+		m->bump = (uint8_t *)mr + HPM_META_HDR_SIZE;
+		m->end = (uint8_t *)mr + mr->region.len;
+	}
+	p = m->bump;
+	m->bump += cls_size;
+	m->used_bytes += cls_size;
+out:
+	rte_spinlock_unlock(&m->lock);
+	return p;
+}
+
+void
+hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, size_t size)
+{
+	unsigned int cls = size_class(size);
+
+	if (p == NULL)
+		return;
+	rte_spinlock_lock(&m->lock);
+	if (size > ((size_t)1 << HPM_META_MAX_LOG2)) {
+		struct hpm_meta_region *mr =
+			(struct hpm_meta_region *)((uint8_t *)p - HPM_META_HDR_SIZE);
+
+		if (mr->prev != NULL)
+			mr->prev->next = mr->next;
+		else
+			m->regions = mr->next;
+		if (mr->next != NULL)
+			mr->next->prev = mr->prev;
+		m->reserved_bytes -= mr->region.len;
+		m->used_bytes -= mr->region.len;
+		rte_spinlock_unlock(&m->lock);
+		src->release(&mr->region);
+		return;
+	}
+	*(void **)p = m->free[cls];
+	m->free[cls] = p;
+	m->used_bytes -= (size_t)1 << (cls + HPM_META_MIN_LOG2);
+	rte_spinlock_unlock(&m->lock);
+}
+
+void
+hpm_meta_release_all(struct hpm_meta *m, const struct hpm_source_ops *src)
+{
+	struct hpm_meta_region *mr = m->regions, *first = NULL;
+
+	/* the first region holds m itself: find it, release it last */
+	while (mr != NULL) {
+		struct hpm_meta_region *next = mr->next;
+		struct hpm_region r = mr->region;
+
+		if (mr->next == NULL) {
+			first = mr;
+			break;
+		}
+		src->release(&r);
+		mr = next;
+	}
+	if (first != NULL) {
+		struct hpm_region r = first->region;
+
+		src->release(&r);
+	}
+}

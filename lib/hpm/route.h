@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_ROUTE_H
+#define HPM_ROUTE_H
+
+/*
+ * Routing: which part of the allocator serves a request, by size and
+ * alignment. This table is the one place where that is decided; the first
+ * row that matches wins.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+
+#include "heap.h"
+#include "source.h"
+
+enum hpm_route {
+	HPM_ROUTE_HEAP,  /**< boundary-tag heap, 64-byte granularity */
+	HPM_ROUTE_G4K,   /**< run of 4 KiB granules */
+	HPM_ROUTE_G64K,  /**< run of 64 KiB granules */
+	HPM_ROUTE_LARGE, /**< run of 2 MiB units */
+};
+
+struct hpm_route_rule {
+	size_t min_size;       /**< row matches sizes >= this */
+	size_t min_align;      /**< and alignments >= this */
+	size_t size_multiple;  /**< and, if not 0, sizes that are multiples of this */
+	enum hpm_route route;
+};
+
+#define HPM_KIB(n) ((size_t)(n) << 10)
+#define HPM_MIB(n) ((size_t)(n) << 20)
+
+/*
+ * Why these rows:
+ * - whole units for anything a granule page cannot hold well (over 1 MiB) or
+ *   that asks for unit alignment (seed 002);
+ * - 64K-aligned multiples of 64 KiB take exactly their 64 KiB granules, found
+ *   in a single word per page;
+ * - any other 4K-or-more alignment, and sizes past the heap's range, take
+ *   4 KiB granules: exactly their pages, no header, no alignment padding
+ *   (seed 004's case costs one granule and never splits a free block);
+ * - the rest goes to the heap.
+ */
+static const struct hpm_route_rule hpm_route_table[] = {
+	{.min_size = 0, .min_align = HPM_MIB(2), .route = HPM_ROUTE_LARGE},
+	{.min_size = HPM_MIB(1) + 1, .min_align = 0, .route = HPM_ROUTE_LARGE},
+	{.min_size = 0, .min_align = HPM_KIB(64), .size_multiple = HPM_KIB(64),
+		.route = HPM_ROUTE_G64K},
+	{.min_size = 0, .min_align = HPM_KIB(4), .route = HPM_ROUTE_G4K},
+	{.min_size = HPM_HEAP_MAX + 1, .min_align = 0, .route = HPM_ROUTE_G4K},
+	{.min_size = 0, .min_align = 0, .route = HPM_ROUTE_HEAP},
+};
+
+static __rte_always_inline enum hpm_route
+hpm_route(size_t size, size_t align)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(hpm_route_table); i++) {
+		const struct hpm_route_rule *r = &hpm_route_table[i];
+
+		if (size >= r->min_size && align >= r->min_align &&
+				(r->size_multiple == 0 || (size & (r->size_multiple - 1)) == 0))
+			return r->route;
+	}
+	return HPM_ROUTE_HEAP;
+}
+
+#endif /* HPM_ROUTE_H */

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* The eal source: memzones, visible to secondary processes at the same address. */
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_memory.h>
+#include <rte_memzone.h>
+
+#include "log.h"
+#include "source.h"
+
+bool
+hpm_source_eal_ready(void)
+{
+	return rte_eal_iova_mode() != RTE_IOVA_DC && rte_lcore_count() > 0;
+}
+
+static int
+eal_zone_name(char *name, size_t len)
+{
+	static atomic_uint seq;
+
+	/* the pid keeps names of primary and secondary processes apart */
+	return snprintf(name, len, "hpm_%d_%u", (int)getpid(),
+		       atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed)) >= (int)len ?
+		-ENAMETOOLONG :
+		0;
+}
+
+/* EAL keeps free heap memory zeroed, except on segments it marks dirty. */
+static bool
+eal_zone_is_zeroed(const struct rte_memzone *mz)
+{
+	size_t step = mz->hugepage_sz ? mz->hugepage_sz : 4096;
+	uintptr_t va = RTE_ALIGN_FLOOR((uintptr_t)mz->addr, step);
+
+	for (; va < (uintptr_t)mz->addr + mz->len; va += step) {
+		const struct rte_memseg *ms = rte_mem_virt2memseg((void *)va, NULL);
+
+		if (ms == NULL || (ms->flags & RTE_MEMSEG_FLAG_DIRTY))
+			return false;
+	}
+	return true;
+}
+
+static void
+eal_fill_region(struct hpm_region *r, const struct rte_memzone *mz)
+{
+	r->va = mz->addr;
+	r->len = mz->len;
+	r->socket = mz->socket_id;
+	r->handle = mz;
+	r->page_size_log2 = mz->hugepage_sz ? rte_log2_u64(mz->hugepage_sz) : 12;
+	r->unit_iova_contig =
+		mz->hugepage_sz >= HPM_UNIT_SIZE || rte_eal_iova_mode() == RTE_IOVA_VA;
+	r->zeroed = eal_zone_is_zeroed(mz);
+}
+
+static int
+eal_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool contig)
+{
+	const struct rte_memzone *mz;
+	char name[RTE_MEMZONE_NAMESIZE];
+	int rc;
+
+	if (align > UINT32_MAX / 2 + 1)
+		return -EINVAL;
+	rc = eal_zone_name(name, sizeof(name));
+	if (rc < 0)
+		return rc;
+	mz = rte_memzone_reserve_aligned(name, len, socket,
+		RTE_MEMZONE_SIZE_HINT_ONLY | (contig ? RTE_MEMZONE_IOVA_CONTIG : 0),
+		(unsigned int)align);
+	if (mz == NULL)
+		return -(rte_errno ? rte_errno : ENOMEM);
+	eal_fill_region(r, mz);
+	r->len = len;
+	return 0;
+}
+
+static int
+eal_reserve_meta(struct hpm_region *r, size_t len, const char *name)
+{
+	const struct rte_memzone *mz;
+	char auto_name[RTE_MEMZONE_NAMESIZE];
+	int rc;
+
+	if (name == NULL) {
+		rc = eal_zone_name(auto_name, sizeof(auto_name));
+		if (rc < 0)
+			return rc;
+		name = auto_name;
+	}
+	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, RTE_MEMZONE_SIZE_HINT_ONLY,
+		RTE_CACHE_LINE_SIZE);
+	if (mz == NULL)
+		return -(rte_errno ? rte_errno : ENOMEM);
+	eal_fill_region(r, mz);
+	r->len = len;
+	if (!r->zeroed)
+		memset(mz->addr, 0, len);
+	r->zeroed = 1;
+	return 0;
+}
+
+static void
+eal_release(struct hpm_region *r)
+{
+	if (rte_memzone_free(r->handle) != 0)
+		HPM_LOG(ERR, "eal: cannot free memzone at %p", r->va);
+}
+
+static rte_iova_t
+eal_iova(const struct hpm_region *r, const void *va)
+{
+	RTE_SET_USED(r);
+	return rte_mem_virt2iova(va);
+}
+
+static unsigned int
+eal_sockets(int *ids, unsigned int max)
+{
+	unsigned int i, n = RTE_MIN(rte_socket_count(), max);
+
+	for (i = 0; i < n; i++)
+		ids[i] = rte_socket_id_by_idx(i);
+	return n;
+}
+
+const struct hpm_source_ops hpm_source_eal = {
+	.name = "eal",
+	.kind = HPM_SOURCE_EAL,
+	.hugepages = true,
+	.has_iova = true,
+	.reserve = eal_reserve,
+	.reserve_meta = eal_reserve_meta,
+	.release = eal_release,
+	.iova = eal_iova,
+	.sockets = eal_sockets,
+};

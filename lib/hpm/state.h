@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_STATE_H
+#define HPM_STATE_H
+
+/*
+ * The heap's whole state. It lives in the first metadata region of the
+ * source (for eal, a memzone that secondary processes find by name), and
+ * holds addresses only of memory that every process maps at the same place.
+ * The pointers to it and to the source's functions are per process.
+ */
+
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_memory.h>
+
+#include "hpm_malloc.h"
+#include "arena.h"
+#include "meta.h"
+#include "pagemap.h"
+#include "source.h"
+
+#define HPM_STATE_MAGIC UINT64_C(0x68706d616c6c6f63) /* "hpmalloc" */
+#define HPM_STATE_ZONE "hpm_state"
+
+struct hpm_state {
+	uint64_t magic;
+	struct hpm_config cfg;
+	enum hpm_source_kind source;
+	/** Sockets are only a preference (no hugepages), as EAL's --no-huge. */
+	bool no_huge;
+	/** Every 2 MiB unit of every chunk is IOVA-contiguous. */
+	bool unit_iova_contig;
+	uint32_t nsockets;
+	int socket_ids[RTE_MAX_NUMA_NODES];
+	uint64_t bad_frees;
+	struct hpm_meta meta;
+	struct hpm_arena arenas[RTE_MAX_NUMA_NODES];
+	struct hpm_pagemap pagemap;
+};
+
+/** This process's view of the state; NULL before initialisation. */
+extern struct hpm_state *hpm_state;
+/** This process's functions of the state's source. */
+extern const struct hpm_source_ops *hpm_src;
+
+/** Initialise with the defaults unless done: 0, or -errno with rte_errno set. */
+int hpm_state_ensure(void);
+
+static inline int
+hpm_state_ready(void)
+{
+	if (likely(hpm_state != NULL))
+		return 0;
+	return hpm_state_ensure();
+}
+
+#endif /* HPM_STATE_H */

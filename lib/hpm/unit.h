@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_UNIT_H
+#define HPM_UNIT_H
+
+/*
+ * A unit is 2 MiB of a chunk, 2 MiB aligned. Each has one role at a time and
+ * a descriptor out of band, found from any address by the page map.
+ */
+
+#include <stdint.h>
+
+#include <rte_memory.h>
+
+#include "source.h"
+
+enum hpm_unit_role {
+	HPM_UNIT_FREE = 0, /**< in a chunk, not in use */
+	HPM_UNIT_SPAN,     /**< boundary-tag heap span */
+	HPM_UNIT_G4K,      /**< page of 512 x 4 KiB granules */
+	HPM_UNIT_G64K,     /**< page of 32 x 64 KiB granules */
+	HPM_UNIT_LARGE,    /**< part of a block of whole units */
+};
+
+struct hpm_chunk;
+struct hpm_gran;
+struct hpm_span;
+
+struct hpm_unit {
+	uint8_t role;
+	/** The memory may be non-zero: zmalloc must clear it. */
+	uint8_t dirty;
+	uint16_t socket;
+	/** Index of the unit in its chunk. */
+	uint32_t index;
+	struct hpm_chunk *chunk;
+	/** Address of the unit's first byte. */
+	uint8_t *va;
+	/** IOVA of the unit's first byte, RTE_BAD_IOVA when unknown. */
+	rte_iova_t iova;
+	union {
+		struct hpm_gran *gran; /**< G4K, G64K */
+		struct hpm_span *span; /**< SPAN */
+		struct hpm_unit *head; /**< LARGE: the block's first unit */
+	};
+	/** LARGE, first unit: length of the block in units. */
+	uint32_t nunits;
+};
+
+#endif /* HPM_UNIT_H */

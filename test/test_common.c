@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <inttypes.h>
+#include <stdbool.h>
+
+#include "test_common.h"
+
+unsigned int test_failures;
+static bool eal_started;
+
+int
+test_eal_init(const char *name, ...)
+{
+	char prefix[64];
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *arg;
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=hpmt_%s_%d", name, (int)getpid());
+	argv[argc++] = (char *)(uintptr_t)name;
+	argv[argc++] = prefix;
+	argv[argc++] = (char *)(uintptr_t)"--log-level=lib.eal:warning";
+	va_start(ap, name);
+	while ((arg = va_arg(ap, char *)) != NULL && argc < 31)
+		argv[argc++] = arg;
+	va_end(ap);
+	argv[argc] = NULL;
+	if (rte_eal_init(argc, argv) < 0)
+		return -1;
+	eal_started = true;
+	return 0;
+}
+
+int
+test_end(const char *name)
+{
+	if (eal_started)
+		rte_eal_cleanup();
+	if (test_failures != 0) {
+		printf("%s: FAILED (%u checks)\n", name, test_failures);
+		return 1;
+	}
+	printf("%s: passed\n", name);
+	return 0;
+}
+
+uint64_t
+test_seed(uint64_t def)
+{
+	const char *env = getenv("HPM_TEST_SEED");
+	uint64_t seed = env != NULL ? strtoull(env, NULL, 0) : def;
+
+	printf("seed %" PRIu64 " (set HPM_TEST_SEED to rerun)\n", seed);
+	return seed != 0 ? seed : 1;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_TEST_COMMON_H
+#define HPM_TEST_COMMON_H
+
+/*
+ * What every test program shares: CHECK() records a failure with its place
+ * and goes on; test_eal_init() starts EAL with a file prefix of its own;
+ * test_end() cleans up and gives the exit status (0 pass, 1 fail, 77 skip).
+ */
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+
+extern unsigned int test_failures;
+
+#define CHECK(cond, ...) \
+	do { \
+		if (!(cond)) { \
+			test_failures++; \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr); \
+		} \
+	} while (0)
+
+/** Exit code meson reads as "skipped". */
+#define TEST_SKIP 77
+
+/**
+ * Start EAL for test name with extra arguments (NULL-terminated), a file
+ * prefix of its own and hugepage files unlinked at once, so that nothing is
+ * left in hugetlbfs. Returns 0, or -1 when EAL cannot start.
+ */
+int test_eal_init(const char *name, ...);
+
+/** Stop EAL if it was started; print the verdict; the exit status. */
+int test_end(const char *name);
+
+/** A fast reproducible random generator (xorshift64*). */
+static inline uint64_t
+test_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+/** Seed from HPM_TEST_SEED when set, else the default; printed for reruns. */
+uint64_t test_seed(uint64_t def);
+
+#endif /* HPM_TEST_COMMON_H */
