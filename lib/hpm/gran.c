@@ -98,37 +98,39 @@ update_lowfree(struct hpm_gran *g, unsigned int from)
 	g->lowfree = next < 0 ? g->ngran : (uint16_t)next;
 }
 
-static void
-take_run(struct hpm_arena *a, struct hpm_gran *g, unsigned int pos, unsigned int n,
-	struct hpm_blockinfo *bi)
+int
+hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty)
 {
-	struct hpm_gran_class *gc = &a->gran[g->cls];
+	int found = hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
+	unsigned int pos;
 
-	if (g->nfree == g->ngran)
-		gc->nempty--;
+	if (found < 0)
+		return -1;
+	pos = found;
 	hpm_bitrun_set(g->used, pos, n);
 	hpm_bitrun_set(g->start, pos, 1);
-	bi->dirty = hpm_bitrun_next_set(g->dirty, pos, pos + n) != pos + n;
+	*dirty = hpm_bitrun_next_set(g->dirty, pos, pos + n) != pos + n;
 	hpm_bitrun_set(g->dirty, pos, n);
-	bi->bytes = (size_t)n << g->shift;
 	g->nfree -= n;
 	if (pos == g->lowfree)
 		update_lowfree(g, pos + n);
-	if (g->nfree == 0)
-		list_remove(gc, g);
+	return found;
 }
 
 void *
 hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
 	struct hpm_blockinfo *bi)
 {
+	struct hpm_gran_class *gc = &a->gran[cls];
 	struct hpm_gran *g;
+	bool was_empty;
 	int pos = -1;
 
-	for (g = a->gran[cls].partial; g != NULL; g = g->next) {
+	for (g = gc->partial; g != NULL; g = g->next) {
 		if (g->nfree < n)
 			continue;
-		pos = hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
+		was_empty = g->nfree == g->ngran;
+		pos = hpm_gran_page_take(g, n, align, &bi->dirty);
 		if (pos >= 0)
 			break;
 	}
@@ -136,11 +138,16 @@ hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned i
 		g = page_new(a, cls);
 		if (g == NULL)
 			return NULL;
-		pos = hpm_bitrun_find(g->used, g->ngran, 0, n, align, 0);
+		was_empty = true;
+		pos = hpm_gran_page_take(g, n, align, &bi->dirty);
 		if (pos < 0)
 			return NULL;
 	}
-	take_run(a, g, pos, n, bi);
+	if (was_empty)
+		gc->nempty--;
+	if (g->nfree == 0)
+		list_remove(gc, g);
+	bi->bytes = (size_t)n << g->shift;
 	return g->unit->va + ((size_t)pos << g->shift);
 }
 
@@ -170,15 +177,25 @@ run_length(const struct hpm_gran *g, unsigned int pos)
 	return next_start - pos;
 }
 
-static void
-give_granules(struct hpm_arena *a, struct hpm_gran *g, unsigned int pos, unsigned int n)
+unsigned int
+hpm_gran_page_give(struct hpm_gran *g, unsigned int pos)
 {
-	struct hpm_gran_class *gc = &a->gran[g->cls];
+	unsigned int n = run_length(g, pos);
 
+	hpm_bitrun_clear(g->start, pos, 1);
 	hpm_bitrun_clear(g->used, pos, n);
 	g->nfree += n;
 	if (pos < g->lowfree)
 		g->lowfree = pos;
+	return n;
+}
+
+/* A page that gained free granules is listed; one empty page is kept. */
+static void
+page_gained(struct hpm_arena *a, struct hpm_gran *g)
+{
+	struct hpm_gran_class *gc = &a->gran[g->cls];
+
 	if (!g->on_list)
 		list_push(gc, g);
 	if (g->nfree == g->ngran && ++gc->nempty > 1)
@@ -190,14 +207,11 @@ hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *by
 {
 	struct hpm_gran *g = u->gran;
 	int pos = run_start(u, p);
-	unsigned int n;
 
 	if (pos < 0)
 		return -EINVAL;
-	n = run_length(g, pos);
-	hpm_bitrun_clear(g->start, pos, 1);
-	*bytes = (size_t)n << g->shift;
-	give_granules(a, g, pos, n);
+	*bytes = (size_t)hpm_gran_page_give(g, pos) << g->shift;
+	page_gained(a, g);
 	return 0;
 }
 
@@ -224,8 +238,13 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 	bi->dirty = false;
 	if (n <= old) {
 		bi->bytes = (size_t)n << g->shift;
-		if (n < old)
-			give_granules(a, g, pos + n, old - n);
+		if (n < old) {
+			hpm_bitrun_clear(g->used, pos + n, old - n);
+			g->nfree += old - n;
+			if (pos + n < g->lowfree)
+				g->lowfree = pos + n;
+			page_gained(a, g);
+		}
 		return 0;
 	}
 	if (pos + n > g->ngran || hpm_bitrun_next_set(g->used, end, pos + n) != pos + n)

@@ -54,6 +54,16 @@ struct hpm_gran_class {
 struct hpm_arena;
 struct hpm_blockinfo;
 
+/**
+ * Take the lowest run of n free granules whose index is a multiple of align
+ * in page g; *dirty says whether any of them was handed out before. Returns
+ * the run's index, or -1. The page alone: no lists, no lock.
+ */
+int hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty);
+
+/** Free the run that starts at index pos of page g (a live run's start); its length. */
+unsigned int hpm_gran_page_give(struct hpm_gran *g, unsigned int pos);
+
 /** log2 of the granule size of a class. */
 unsigned int hpm_gran_shift(unsigned int cls);
 
