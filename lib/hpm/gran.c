@@ -16,6 +16,8 @@ static const struct {
 } gran_classes[HPM_GRAN_NCLASS] = {
 	[HPM_GRAN_4K] = {12, HPM_UNIT_G4K, HPM_UNIT_SIZE >> 12},
 	[HPM_GRAN_64K] = {16, HPM_UNIT_G64K, HPM_UNIT_SIZE >> 16},
+	[HPM_GRAN_4K1] = {12, HPM_UNIT_G4K1, HPM_UNIT_SIZE >> 12},
+	[HPM_GRAN_64K1] = {16, HPM_UNIT_G64K1, HPM_UNIT_SIZE >> 16},
 };
 
 unsigned int
@@ -151,6 +153,49 @@ hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned i
 	return g->unit->va + ((size_t)pos << g->shift);
 }
 
+unsigned int
+hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, unsigned int n)
+{
+	struct hpm_gran_class *gc = &a->gran[cls];
+	unsigned int taken = 0;
+
+	while (taken < n) {
+		struct hpm_gran *g = gc->partial;
+		unsigned int w;
+
+		if (g == NULL) {
+			g = page_new(a, cls);
+			if (g == NULL)
+				break;
+		}
+		if (g->nfree == g->ngran)
+			gc->nempty--;
+		/* a word of free granules at a time: no search per granule */
+		for (w = g->lowfree / 64; w < HPM_GRAN_WORDS && taken < n && g->nfree > 0; w++) {
+			unsigned int bits = g->ngran > w * 64 ? g->ngran - w * 64 : 0;
+			uint64_t avail = ~g->used[w] & hpm_bitrun_mask(0, RTE_MIN(bits, 64u));
+			uint64_t grab = 0;
+
+			while (avail != 0 && taken < n) {
+				uint64_t bit = avail & -avail;
+
+				objs[taken++] = g->unit->va +
+					(((size_t)w * 64 + rte_bsf64(bit)) << g->shift);
+				grab |= bit;
+				avail ^= bit;
+			}
+			g->used[w] |= grab;
+			g->start[w] |= grab;
+			g->dirty[w] |= grab;
+			g->nfree -= __builtin_popcountll(grab);
+		}
+		update_lowfree(g, g->lowfree);
+		if (g->nfree == 0)
+			list_remove(gc, g);
+	}
+	return taken;
+}
+
 /* Position of the live run starting at p, or -1. */
 static int
 run_start(const struct hpm_unit *u, const void *p)
@@ -231,7 +276,8 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 	int pos = run_start(u, p);
 	unsigned int old, end;
 
-	if (pos < 0)
+	/* a page of single granules holds no longer runs */
+	if (pos < 0 || (g->cls >= HPM_GRAN_4K1 && n != 1))
 		return -1;
 	old = run_length(g, pos);
 	end = pos + old;
@@ -273,7 +319,7 @@ hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *lon
 			const struct hpm_unit *u = &c->units[i];
 			const struct hpm_gran *g;
 
-			if (u->role != HPM_UNIT_G4K && u->role != HPM_UNIT_G64K)
+			if (!hpm_unit_is_gran(u->role))
 				continue;
 			g = u->gran;
 			*count += hpm_bitrun_count_clear_runs(g->used, g->ngran);
@@ -338,7 +384,7 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 		for (i = 0; i < c->nunits; i++) {
 			const struct hpm_unit *u = &c->units[i];
 
-			if (u->role != HPM_UNIT_G4K && u->role != HPM_UNIT_G64K)
+			if (!hpm_unit_is_gran(u->role))
 				continue;
 			pages[u->gran->cls]++;
 			empty[u->gran->cls] += u->gran->nfree == u->gran->ngran;

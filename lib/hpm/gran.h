@@ -18,9 +18,16 @@
 
 #include "unit.h"
 
+/*
+ * Single granules (the per-lcore caches' 4 KiB and 64 KiB classes) have
+ * pages of their own: any pointer into such a page is one granule, which a
+ * free can tell from the page's role without reading its bitmaps.
+ */
 enum hpm_gran_class_id {
-	HPM_GRAN_4K = 0,
-	HPM_GRAN_64K,
+	HPM_GRAN_4K = 0, /**< runs of 4 KiB granules */
+	HPM_GRAN_64K,    /**< runs of 64 KiB granules */
+	HPM_GRAN_4K1,    /**< single 4 KiB granules */
+	HPM_GRAN_64K1,   /**< single 64 KiB granules */
 	HPM_GRAN_NCLASS,
 };
 
@@ -54,6 +61,13 @@ struct hpm_gran_class {
 struct hpm_arena;
 struct hpm_blockinfo;
 
+/** Start bit of granule pos, read without the lock (its owner's bit is stable). */
+static inline bool
+hpm_gran_start_test(const struct hpm_gran *g, unsigned int pos)
+{
+	return (__atomic_load_n(&g->start[pos / 64], __ATOMIC_RELAXED) >> (pos % 64)) & 1;
+}
+
 /**
  * Take the lowest run of n free granules whose index is a multiple of align
  * in page g; *dirty says whether any of them was handed out before. Returns
@@ -73,6 +87,14 @@ unsigned int hpm_gran_shift(unsigned int cls);
  */
 void *hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
 	struct hpm_blockinfo *bi);
+
+/**
+ * Take up to n single granules of class cls (HPM_GRAN_4K1 or HPM_GRAN_64K1)
+ * into objs, whole words of a page at a time; the number taken. Arena lock
+ * held.
+ */
+unsigned int hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs,
+	unsigned int n);
 
 /** Free the run that starts at p; -EINVAL if p is not a live run's start. Arena lock held. */
 int hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes);

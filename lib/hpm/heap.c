@@ -276,6 +276,51 @@ hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blocki
 	return blk_payload(b);
 }
 
+unsigned int
+hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, unsigned int n)
+{
+	struct hpm_heap *h = &a->heap;
+	struct hpm_blk *b, *blk = NULL;
+	size_t total, prev_flag;
+	struct hpm_unit *u;
+	unsigned int i, m;
+
+	b = find_block(h, block_size * n, BLK_ALIGN);
+	if (b == NULL)
+		b = find_block(h, block_size, BLK_ALIGN);
+	if (b == NULL) {
+		if (span_new(a) != 0)
+			return 0;
+		b = find_block(h, block_size * n, BLK_ALIGN);
+		if (b == NULL)
+			b = find_block(h, block_size, BLK_ALIGN);
+	}
+	list_remove(h, b);
+	total = blk_size(b);
+	if (total == SPAN_BLOCK_MAX)
+		h->nempty--;
+	prev_flag = b->size & BLK_PREV_FREE;
+	m = RTE_MIN((size_t)n, total / block_size);
+	u = hpm_pagemap_lookup(&hpm_state->pagemap, b);
+	for (i = 0; i < m; i++) {
+		blk = (struct hpm_blk *)((uintptr_t)b + i * block_size);
+		blk->size = block_size | (i == 0 ? prev_flag : 0);
+		hpm_bitrun_set(span_of(u)->live, live_bit(u, blk_payload(blk)), 1);
+		objs[i] = blk_payload(blk);
+	}
+	total -= m * block_size;
+	if (total != 0) {
+		struct hpm_blk *tail = blk_next(blk);
+
+		tail->size = total | BLK_FREE;
+		list_insert(h, tail);
+		set_prev_free(blk_next(tail), tail);
+	} else {
+		blk_next(blk)->size &= ~(size_t)BLK_PREV_FREE;
+	}
+	return m;
+}
+
 static struct hpm_blk *
 live_block(const struct hpm_unit *u, const void *p)
 {

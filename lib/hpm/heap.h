@@ -50,6 +50,14 @@ struct hpm_blockinfo;
 /** Allocate size bytes aligned to align (a power of two >= 64). Arena lock held. */
 void *hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blockinfo *bi);
 
+/**
+ * Cut up to n blocks of block_size bytes (a multiple of 64) from one free
+ * block, for a per-lcore cache; their payloads go to objs. The number cut.
+ * Arena lock held.
+ */
+unsigned int hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs,
+	unsigned int n);
+
 /** Free the block at p; -EINVAL if p is not a live block. Arena lock held. */
 int hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes);
 

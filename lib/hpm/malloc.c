@@ -60,6 +60,16 @@ caller_socket(const struct hpm_state *st)
 	return st->socket_ids[0];
 }
 
+/* Single granules come from pages of their own (see gran.h). */
+static void *
+gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
+	struct hpm_blockinfo *bi)
+{
+	if (n == 1 && align == 1)
+		cls = cls == HPM_GRAN_4K ? HPM_GRAN_4K1 : HPM_GRAN_64K1;
+	return hpm_gran_alloc(a, cls, n, align, bi);
+}
+
 static void *
 alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm_blockinfo *bi)
 {
@@ -75,11 +85,11 @@ alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm
 		p = hpm_heap_alloc(a, size, align, bi);
 		break;
 	case HPM_ROUTE_G4K:
-		p = hpm_gran_alloc(a, HPM_GRAN_4K, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12,
+		p = gran_alloc(a, HPM_GRAN_4K, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12,
 			RTE_MAX(align >> 12, (size_t)1), bi);
 		break;
 	case HPM_ROUTE_G64K:
-		p = hpm_gran_alloc(a, HPM_GRAN_64K, size >> 16, align >> 16, bi);
+		p = gran_alloc(a, HPM_GRAN_64K, size >> 16, RTE_MAX(align >> 16, (size_t)1), bi);
 		break;
 	case HPM_ROUTE_LARGE:
 		p = hpm_large_alloc(a, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
@@ -215,6 +225,8 @@ block_bytes(const struct hpm_unit *u, const void *p)
 		return hpm_heap_block_size(u, p);
 	case HPM_UNIT_G4K:
 	case HPM_UNIT_G64K:
+	case HPM_UNIT_G4K1:
+	case HPM_UNIT_G64K1:
 		return hpm_gran_block_size(u, p);
 	case HPM_UNIT_LARGE:
 		return hpm_large_block_size(u, p);
@@ -237,6 +249,8 @@ free_in(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes)
 		return hpm_heap_free(a, u, p, bytes);
 	case HPM_UNIT_G4K:
 	case HPM_UNIT_G64K:
+	case HPM_UNIT_G4K1:
+	case HPM_UNIT_G64K1:
 		return hpm_gran_free(a, u, p, bytes);
 	case HPM_UNIT_LARGE:
 		return hpm_large_free(a, u, p, bytes);
@@ -287,9 +301,11 @@ unit_route(const struct hpm_unit *u, size_t *natural_align)
 {
 	switch (u->role) {
 	case HPM_UNIT_G4K:
+	case HPM_UNIT_G4K1:
 		*natural_align = HPM_KIB(4);
 		return HPM_ROUTE_G4K;
 	case HPM_UNIT_G64K:
+	case HPM_UNIT_G64K1:
 		*natural_align = HPM_KIB(64);
 		return HPM_ROUTE_G64K;
 	case HPM_UNIT_LARGE:

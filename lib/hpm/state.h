@@ -17,6 +17,7 @@
 
 #include "hpm_malloc.h"
 #include "arena.h"
+#include "lcore_cache.h"
 #include "meta.h"
 #include "pagemap.h"
 #include "source.h"
@@ -35,6 +36,11 @@ struct hpm_state {
 	uint32_t nsockets;
 	int socket_ids[RTE_MAX_NUMA_NODES];
 	uint64_t bad_frees;
+	/** Secret of the free marker of cached blocks. */
+	uint64_t cache_secret;
+	rte_spinlock_t cache_lock;
+	uint32_t ncaches;
+	struct hpm_lcore_cache *caches[RTE_MAX_LCORE];
 	struct hpm_meta meta;
 	struct hpm_arena arenas[RTE_MAX_NUMA_NODES];
 	struct hpm_pagemap pagemap;

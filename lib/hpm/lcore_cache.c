@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <string.h>
+#include <sys/random.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
+#include "arena.h"
+#include "lcore_cache.h"
+#include "log.h"
+#include "state.h"
+
+RTE_DEFINE_PER_LCORE(struct hpm_cache_tls, hpm_cache_tls);
+uint64_t hpm_cache_gen = 1;
+uint64_t hpm_cache_secret;
+
+static void *lcore_cb_handle;
+
+/* Least and most a limit can be, and the heap's share a cache may hold. */
+#define LIMIT_MIN 16u
+#define HEAP_SHARE_SHIFT 5
+
+size_t
+hpm_cache_class_bytes(unsigned int cls)
+{
+	if (cls < HPM_CACHE_SMALL_NCLASS)
+		return (size_t)(cls + 1) * HPM_CACHE_BLOCK_STEP;
+	return cls == HPM_CACHE_C4K ? 4096 : 65536;
+}
+
+/*
+ * The limit rule (seed 003's question): a class may hold up to 1/32 of the
+ * socket's heap divided among the lcores that have caches, between 16 blocks
+ * and the stack's capacity; refill and flush move half a limit. A small heap
+ * keeps little memory idle in caches; a large one lets them absorb long
+ * bursts.
+ */
+static void
+update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_arena *a)
+{
+	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
+	size_t budget = (a->total_bytes >> HEAP_SHARE_SHIFT) / ncaches;
+	size_t limit = budget / hpm_cache_class_bytes(cls);
+
+	if (limit < LIMIT_MIN)
+		limit = LIMIT_MIN;
+	cc->limit = RTE_MIN(limit, (size_t)HPM_CACHE_CAP);
+	cc->batch = cc->limit / 2;
+}
+
+static struct hpm_lcore_cache *
+cache_create(unsigned int lcore, int socket)
+{
+	struct hpm_lcore_cache *c = hpm_meta_alloc(&hpm_state->meta, hpm_src, sizeof(*c));
+	unsigned int i;
+
+	if (c == NULL)
+		return NULL;
+	c->socket = socket;
+	c->lcore = lcore;
+	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+		c->cls[i].limit = LIMIT_MIN;
+		c->cls[i].batch = LIMIT_MIN / 2;
+	}
+	return c;
+}
+
+/* The socket a thread's cache serves: its lcore's, else the first with memory. */
+static int
+cache_socket(unsigned int lcore)
+{
+	unsigned int s = rte_lcore_to_socket_id(lcore);
+
+	if (s < RTE_MAX_NUMA_NODES && hpm_state->arenas[s].present)
+		return s;
+	return hpm_state->socket_ids[0];
+}
+
+struct hpm_lcore_cache *
+hpm_cache_bind(void)
+{
+	struct hpm_cache_tls *t = &RTE_PER_LCORE(hpm_cache_tls);
+	struct hpm_lcore_cache *c = NULL;
+	unsigned int lcore;
+
+	if (hpm_state_ready() != 0)
+		return NULL;
+	lcore = rte_lcore_id();
+	if (lcore < RTE_MAX_LCORE) {
+		rte_spinlock_lock(&hpm_state->cache_lock);
+		c = hpm_state->caches[lcore];
+		if (c == NULL) {
+			c = cache_create(lcore, cache_socket(lcore));
+			if (c != NULL) {
+				__atomic_store_n(&hpm_state->caches[lcore], c, __ATOMIC_RELEASE);
+				hpm_state->ncaches++;
+			}
+		}
+		rte_spinlock_unlock(&hpm_state->cache_lock);
+	}
+	t->cache = c;
+	t->gen = hpm_cache_gen;
+	return c;
+}
+
+/* Blocks of a class from the arena into objs; the number got. Lock held. */
+static unsigned int
+fill_locked(struct hpm_arena *a, unsigned int cls, void **objs, unsigned int n)
+{
+	unsigned int got = 0, k;
+
+	if (cls == HPM_CACHE_C4K)
+		return hpm_gran_take_singles(a, HPM_GRAN_4K1, objs, n);
+	if (cls == HPM_CACHE_C64K)
+		return hpm_gran_take_singles(a, HPM_GRAN_64K1, objs, n);
+	do {
+		k = hpm_heap_carve(a, hpm_cache_class_bytes(cls), objs + got, n - got);
+		got += k;
+	} while (k != 0 && got < n);
+	return got;
+}
+
+void *
+hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
+{
+	struct hpm_cache_stack *cc = &c->cls[cls];
+	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+	unsigned int n;
+
+	if (unlikely(__atomic_load_n(&cc->drain, __ATOMIC_RELAXED)))
+		hpm_cache_flush_all(c);
+	rte_spinlock_lock(&a->lock);
+	update_limit(cc, cls, a);
+	n = fill_locked(a, cls, cc->objs + cc->len, cc->batch);
+	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
+	a->alloc_count += n;
+	rte_spinlock_unlock(&a->lock);
+	cc->misses++;
+	cc->len += n;
+	if (cc->len == 0)
+		return NULL;
+	return cc->objs[--cc->len];
+}
+
+/* Give the n blocks at the bottom of a stack back to the arena. Lock held. */
+static void
+flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		void *p = cc->objs[i];
+		struct hpm_unit *u = hpm_pagemap_lookup(&hpm_state->pagemap, p);
+		size_t bytes = 0;
+		int rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(a, u, p, &bytes) :
+						    hpm_gran_free(a, u, p, &bytes);
+
+		if (rc == 0) {
+			a->alloc_bytes -= bytes;
+			a->alloc_count--;
+		} else {
+			HPM_LOG(ERR, "cache of lcore: block %p is not live in its arena", p);
+		}
+	}
+	cc->len -= n;
+	memmove(cc->objs, cc->objs + n, cc->len * sizeof(cc->objs[0]));
+	cc->flushes++;
+}
+
+static void
+flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+		__atomic_store_n(&c->cls[i].drain, 0, __ATOMIC_RELAXED);
+		if (c->cls[i].len != 0)
+			flush_locked(a, &c->cls[i], c->cls[i].len);
+	}
+}
+
+void
+hpm_cache_flush_all(struct hpm_lcore_cache *c)
+{
+	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+
+	rte_spinlock_lock(&a->lock);
+	flush_all_locked(a, c);
+	rte_spinlock_unlock(&a->lock);
+}
+
+void
+hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p)
+{
+	struct hpm_cache_stack *cc = &c->cls[cls];
+	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+
+	rte_spinlock_lock(&a->lock);
+	if (__atomic_load_n(&cc->drain, __ATOMIC_RELAXED)) {
+		flush_all_locked(a, c);
+	} else {
+		update_limit(cc, cls, a);
+		if (cc->len >= cc->limit)
+			flush_locked(a, cc, RTE_MAX(cc->len - cc->limit + cc->batch, 1u));
+	}
+	rte_spinlock_unlock(&a->lock);
+	cc->objs[cc->len++] = p;
+}
+
+bool
+hpm_cache_reclaim_locked(struct hpm_arena *a)
+{
+	struct hpm_lcore_cache *own = hpm_state != NULL ? hpm_cache_get() : NULL;
+	uint64_t before = a->alloc_count;
+
+	hpm_cache_request_drain(a->socket);
+	if (own == NULL || own->socket != a->socket)
+		return false;
+	flush_all_locked(a, own);
+	return a->alloc_count != before;
+}
+
+void
+hpm_cache_request_drain(int socket)
+{
+	unsigned int lcore, i;
+
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+		struct hpm_lcore_cache *c =
+			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
+
+		if (c == NULL || c->socket != socket || lcore == rte_lcore_id())
+			continue;
+		for (i = 0; i < HPM_CACHE_NCLASS; i++)
+			if (__atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED) != 0)
+				__atomic_store_n(&c->cls[i].drain, 1, __ATOMIC_RELAXED);
+	}
+}
+
+bool
+hpm_cache_marked_free(const void *p, int cls)
+{
+	unsigned int lcore, i;
+
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+		struct hpm_lcore_cache *c =
+			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
+		struct hpm_cache_stack *cc;
+		uint32_t len;
+
+		if (c == NULL)
+			continue;
+		cc = &c->cls[cls];
+		len = RTE_MIN(__atomic_load_n(&cc->len, __ATOMIC_RELAXED), (uint32_t)HPM_CACHE_CAP);
+		for (i = 0; i < len; i++)
+			if (__atomic_load_n(&cc->objs[i], __ATOMIC_RELAXED) == p)
+				return true;
+	}
+	return false;
+}
+
+void
+hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
+{
+	unsigned int lcore, i;
+
+	*bytes = 0;
+	*blocks = 0;
+	if (hpm_state == NULL)
+		return;
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+		struct hpm_lcore_cache *c =
+			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
+
+		if (c == NULL || c->socket != socket)
+			continue;
+		for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+			uint32_t len = __atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED);
+
+			*blocks += len;
+			*bytes += len * hpm_cache_class_bytes(i);
+		}
+	}
+}
+
+/* A thread that unregisters gives its cache back; the lcore id may go to another thread. */
+static void
+lcore_uninit(unsigned int lcore_id, void *arg)
+{
+	struct hpm_cache_tls *t = &RTE_PER_LCORE(hpm_cache_tls);
+
+	RTE_SET_USED(arg);
+	if (hpm_state == NULL || lcore_id != rte_lcore_id() || lcore_id >= RTE_MAX_LCORE)
+		return;
+	if (hpm_state->caches[lcore_id] != NULL)
+		hpm_cache_flush_all(hpm_state->caches[lcore_id]);
+	t->cache = NULL;
+	t->gen = 0;
+}
+
+static int
+lcore_init(unsigned int lcore_id, void *arg)
+{
+	RTE_SET_USED(lcore_id);
+	RTE_SET_USED(arg);
+	return 0;
+}
+
+void
+hpm_cache_init(void)
+{
+	uint64_t secret = 0;
+
+	while (secret == 0)
+		if (getrandom(&secret, sizeof(secret), 0) != sizeof(secret))
+			secret = rte_rdtsc() * UINT64_C(0x9e3779b97f4a7c15);
+	hpm_state->cache_secret = secret;
+	rte_spinlock_init(&hpm_state->cache_lock);
+	hpm_cache_secret = secret;
+	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
+		lcore_cb_handle = rte_lcore_callback_register("hpm_cache", lcore_init,
+			lcore_uninit, NULL);
+}
+
+void
+hpm_cache_fini(void)
+{
+	unsigned int lcore;
+
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++)
+		if (hpm_state->caches[lcore] != NULL)
+			hpm_cache_flush_all(hpm_state->caches[lcore]);
+	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_LCORE_CACHE_H
+#define HPM_LCORE_CACHE_H
+
+/*
+ * Per-lcore caches (seed 003): in front of the granule pages and the heap, a
+ * stack of free blocks per lcore and size class. A hit takes no lock and no
+ * atomic operation, and reads and writes only the lcore's own stack: its
+ * header line and the slot on top. A miss refills a batch, and a full stack
+ * flushes a batch, under the socket's lock, once per batch.
+ *
+ * Classes: 17 heap classes for blocks of 64 to 1088 bytes (usable 48 to
+ * 1072, so every request up to 1 KiB with default alignment), one for single
+ * 4 KiB granules and one for single 64 KiB granules.
+ *
+ * A freed block carries a marker in its first word (a secret mixed with its
+ * address) until it is handed out again, so a second free of it is caught
+ * without a lock; hpm_cache_marked_free() confirms a marker before a free is
+ * refused.
+ *
+ * Caches live in shared metadata, indexed by lcore id, so that they work in
+ * every process of a multi-process application (processes use distinct
+ * lcores). Threads without an lcore id take the locked path.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+#include <rte_per_lcore.h>
+
+#include "gran.h"
+#include "route.h"
+#include "unit.h"
+
+#define HPM_CACHE_SMALL_NCLASS 17
+#define HPM_CACHE_BLOCK_STEP 64
+/** Largest usable size of a small class: a block of 1088 bytes less its header. */
+#define HPM_CACHE_SMALL_MAX (HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP - 16)
+
+enum {
+	HPM_CACHE_C4K = HPM_CACHE_SMALL_NCLASS,
+	HPM_CACHE_C64K,
+	HPM_CACHE_NCLASS,
+};
+
+/** Most blocks a stack can hold; the limit in force follows the heap's size. */
+#define HPM_CACHE_CAP 512
+
+struct hpm_cache_stack {
+	uint32_t len;
+	uint32_t limit;
+	/** Set by another thread: flush the whole cache at the next call. */
+	uint32_t drain;
+	uint32_t batch;
+	uint64_t hits;
+	uint64_t misses;
+	uint64_t flushes;
+	void *objs[HPM_CACHE_CAP];
+} __rte_cache_aligned;
+
+struct hpm_lcore_cache {
+	int socket;
+	unsigned int lcore;
+	uint32_t in_use;
+	struct hpm_cache_stack cls[HPM_CACHE_NCLASS];
+};
+
+/** This thread's binding to its cache, checked against hpm_cache_gen. */
+struct hpm_cache_tls {
+	struct hpm_lcore_cache *cache;
+	uint64_t gen;
+};
+
+RTE_DECLARE_PER_LCORE(struct hpm_cache_tls, hpm_cache_tls);
+/** Changes at every hpm_init() and hpm_fini(): bindings of an older state are void. */
+extern uint64_t hpm_cache_gen;
+/** Secret of the free marker (a copy of the shared state's). */
+extern uint64_t hpm_cache_secret;
+
+/** Bind the calling thread to its lcore's cache; NULL for threads without one. */
+struct hpm_lcore_cache *hpm_cache_bind(void);
+
+static __rte_always_inline struct hpm_lcore_cache *
+hpm_cache_get(void)
+{
+	if (likely(RTE_PER_LCORE(hpm_cache_tls).gen == hpm_cache_gen))
+		return RTE_PER_LCORE(hpm_cache_tls).cache;
+	return hpm_cache_bind();
+}
+
+/** Class of a request (align a power of two), or -1 when no class serves it. */
+static __rte_always_inline int
+hpm_cache_class(size_t size, size_t align)
+{
+	if (likely(align <= 64 && size - 1 < HPM_CACHE_SMALL_MAX))
+		return (int)((size + 15) / HPM_CACHE_BLOCK_STEP);
+	/* one 4 KiB granule, placed on any granule: the route table says when */
+	if (size - 1 < 4096 && align <= 4096 && hpm_route(size, align) == HPM_ROUTE_G4K)
+		return HPM_CACHE_C4K;
+	if (size == 65536 && align <= 65536)
+		return HPM_CACHE_C64K;
+	return -1;
+}
+
+static __rte_always_inline uint64_t
+hpm_cache_marker(const void *p)
+{
+	return hpm_cache_secret ^ (uintptr_t)p;
+}
+
+/*
+ * Class of a live block, or -1 when it has none or p is not a live block of a
+ * cached kind (then the locked path decides). Reads only bits that no other
+ * thread changes while p is live.
+ */
+static __rte_always_inline int
+hpm_cache_class_of(const struct hpm_unit *u, const void *p)
+{
+	const uint8_t *b = p;
+	size_t off = b - u->va;
+
+	switch (u->role) {
+	case HPM_UNIT_SPAN: {
+		const uint64_t *live = (const uint64_t *)u->span;
+		size_t size;
+
+		if ((off & 63) != 0 || off == 0 ||
+				!((__atomic_load_n(&live[off >> 12], __ATOMIC_RELAXED) >>
+					  ((off >> 6) & 63)) & 1))
+			return -1;
+		size = *(const size_t *)(b - 8) & ~(size_t)63;
+		return size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP ?
+			(int)(size / HPM_CACHE_BLOCK_STEP) - 1 :
+			-1;
+	}
+	case HPM_UNIT_G4K1:
+		if ((off & 4095) != 0 || !hpm_gran_start_test(u->gran, off >> 12))
+			return -1;
+		return HPM_CACHE_C4K;
+	case HPM_UNIT_G64K1:
+		if ((off & 65535) != 0 || !hpm_gran_start_test(u->gran, off >> 16))
+			return -1;
+		return HPM_CACHE_C64K;
+	default:
+		return -1;
+	}
+}
+
+/** Refill a class from the socket's arena, then pop a block; NULL when memory is short. */
+void *hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls);
+
+/** Flush a batch of a full class (or all of the cache when asked to drain), then push p. */
+void hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p);
+
+/** Flush every class of a cache to the arena. */
+void hpm_cache_flush_all(struct hpm_lcore_cache *c);
+
+/**
+ * A block carries the free marker: true when it really is in a cache (a
+ * double free), false when its owner never wrote over the marker.
+ */
+bool hpm_cache_marked_free(const void *p, int cls);
+
+/**
+ * Before the arena grows: flush the calling lcore's cache into it, ask the
+ * other lcores to flush at their next call. True when memory came back.
+ * Arena lock held.
+ */
+struct hpm_arena;
+bool hpm_cache_reclaim_locked(struct hpm_arena *a);
+
+/** Bytes and blocks held by the caches of a socket (racy snapshot). */
+void hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks);
+
+/** Ask the other lcores of a socket to flush at their next call. */
+void hpm_cache_request_drain(int socket);
+
+/** Bytes of a block of class cls. */
+size_t hpm_cache_class_bytes(unsigned int cls);
+
+/** Flush and unbind every cache (hpm_fini), register the lcore callbacks (hpm_init). */
+void hpm_cache_fini(void);
+void hpm_cache_init(void);
+
+#endif /* HPM_LCORE_CACHE_H */
