@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Build and run every test suite twice: a release build (build/) and a debug
+# build with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/).
+# Usage: devtools/run-tests.sh [meson test options]   e.g. --suite unit
+# Exits non-zero if anything fails. Tests that need hugepages should skip (exit 77) without.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+devtools/install-deps.sh
+devtools/setup-hugepages.sh 2048
+
+# what the tests leave behind: hugepage files and runtime dirs of prefix hpmt_*
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+	local m
+	while read -r m; do
+		rm -f "$m"/hpmt_* 2>/dev/null || true
+	done < <(awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts)
+	rm -rf /var/run/dpdk/hpmt_* 2>/dev/null || true
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+skipped=0
+status=0
+
+# count the results of one meson test run from its log
+count() {
+	local counts
+	counts=$(python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+ok = fail = skip = 0
+try:
+    with open(sys.argv[1]) as f:
+        for line in f:
+            r = json.loads(line).get("result", "")
+            if r in ("OK", "EXPECTEDFAIL"):
+                ok += 1
+            elif r == "SKIP":
+                skip += 1
+            else:
+                fail += 1
+except OSError:
+    pass
+print(ok, fail, skip)
+PY
+)
+	read -r p f s <<<"$counts"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+}
+
+# setup DIR OPTIONS...: configure a build directory once, then keep its options
+setup() {
+	local dir=$1
+	shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" -Dtests=true "$@"
+	else
+		meson setup "$dir" -Dtests=true "$@"
+	fi
+}
+
+echo "=== release build (build/)"
+setup build -Dbuildtype=release
+if ninja -C build; then
+	meson test -C build --print-errorlogs "$@" || status=1
+	count build
+else
+	status=1
+fi
+
+echo "=== debug build with ASan and UBSan (build-asan/)"
+setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+if ninja -C build-asan; then
+	ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:print_stacktrace=1:detect_leaks=1} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+		meson test -C build-asan --print-errorlogs --timeout-multiplier 4 "$@" || status=1
+	count build-asan
+else
+	status=1
+fi
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status
