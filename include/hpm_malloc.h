@@ -407,6 +407,72 @@ void hpm_malloc_dump_stats(FILE *f, const char *type);
 rte_iova_t hpm_malloc_virt2iova(const void *addr);
 
 /**
+ * Statistics of a per-lcore cache (of one class, or summed over its classes).
+ */
+struct hpm_cache_stats {
+	uint64_t hits;    /**< allocations served from the cache */
+	uint64_t misses;  /**< refills from the socket's heap (a batch each) */
+	uint64_t flushes; /**< batches given back to the socket's heap */
+	uint64_t blocks;  /**< blocks held now */
+	size_t bytes;     /**< bytes held now */
+	uint64_t limit;   /**< blocks the cache may hold now (it follows the heap's size) */
+	int socket;       /**< socket the cache serves */
+};
+
+/**
+ * Give the calling lcore's cached blocks back to the heap. The heap does
+ * this itself before it grows; an application calls it when an lcore is
+ * done with allocations for a while.
+ */
+void hpm_cache_flush(void);
+
+/**
+ * Give another lcore's cached blocks back to the heap. The caller must make
+ * sure that lcore runs no hpmalloc call meanwhile (e.g. after
+ * rte_eal_wait_lcore()).
+ *
+ * @param lcore_id
+ *   The lcore.
+ * @return
+ *   0, or -EINVAL for an lcore id out of range.
+ */
+int hpm_cache_flush_lcore(unsigned int lcore_id);
+
+/**
+ * Statistics of an lcore's cache.
+ *
+ * @param lcore_id
+ *   The lcore.
+ * @param cls
+ *   A class (0 to hpm_cache_class_count() - 1), or -1 for all of them.
+ * @param stats
+ *   Filled on success.
+ * @return
+ *   0, -ENOENT if the lcore has no cache (yet), -EINVAL for bad arguments.
+ */
+int hpm_cache_stats(unsigned int lcore_id, int cls, struct hpm_cache_stats *stats);
+
+/**
+ * Number of cache classes.
+ *
+ * @return
+ *   The number of classes.
+ */
+unsigned int hpm_cache_class_count(void);
+
+/**
+ * Largest request size a cache class serves (with alignment up to 64 bytes
+ * for the small classes; 4 KiB and 64 KiB classes serve single aligned
+ * granules).
+ *
+ * @param cls
+ *   A class.
+ * @return
+ *   The size in bytes, 0 for a bad class.
+ */
+size_t hpm_cache_class_size(unsigned int cls);
+
+/**
  * Check the heap's invariants: every structure of every socket.
  *
  * @return

@@ -318,6 +318,8 @@ main(int argc, char **argv)
 	validate_all();
 	while (nlive > 0 && test_failures == 0)
 		do_free();
+	/* what the lcore's cache holds goes back too */
+	hpm_cache_flush();
 	CHECK(hpm_heap_check() == 0, "heap check after the drain");
 	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
 	CHECK(after.alloc_count == before.alloc_count, "alloc_count %u, was %u", after.alloc_count,

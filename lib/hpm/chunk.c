@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "bitrun.h"
 #include "chunk.h"
+#include "lcore_cache.h"
 #include "log.h"
 #include "state.h"
 
@@ -161,10 +162,12 @@ hpm_chunk_take(struct hpm_arena *a, unsigned int n, unsigned int align_units, bo
 {
 	struct hpm_chunk *start = a->hint != NULL ? a->hint : a->chunks;
 	struct hpm_chunk *c = start;
+	bool reclaimed = false;
 	size_t len;
 	int pos;
 
 	align_units = RTE_MAX(align_units, 1u);
+search:
 	/* from the hint round the list: usually the hint itself has room */
 	while (c != NULL) {
 		if (c->nfree >= n) {
@@ -175,6 +178,12 @@ hpm_chunk_take(struct hpm_arena *a, unsigned int n, unsigned int align_units, bo
 		c = c->next != NULL ? c->next : a->chunks;
 		if (c == start)
 			break;
+	}
+	/* before asking the source: what the lcore caches hold may be enough */
+	if (!reclaimed && hpm_cache_reclaim_locked(a)) {
+		reclaimed = true;
+		c = start = a->hint != NULL ? a->hint : a->chunks;
+		goto search;
 	}
 	len = RTE_MAX(grow_step(a), (size_t)n << HPM_UNIT_SHIFT);
 	c = chunk_new(a, len, (size_t)align_units << HPM_UNIT_SHIFT, contig);

@@ -111,6 +111,7 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 	pos = found;
 	hpm_bitrun_set(g->used, pos, n);
 	hpm_bitrun_set(g->start, pos, 1);
+	g->state[pos] = HPM_BLK_USER;
 	*dirty = hpm_bitrun_next_set(g->dirty, pos, pos + n) != pos + n;
 	hpm_bitrun_set(g->dirty, pos, n);
 	g->nfree -= n;
@@ -154,7 +155,8 @@ hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned i
 }
 
 unsigned int
-hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, unsigned int n)
+hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, uint8_t **states,
+	unsigned int n)
 {
 	struct hpm_gran_class *gc = &a->gran[cls];
 	unsigned int taken = 0;
@@ -178,9 +180,11 @@ hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, unsign
 
 			while (avail != 0 && taken < n) {
 				uint64_t bit = avail & -avail;
+				unsigned int pos = w * 64 + rte_bsf64(bit);
 
-				objs[taken++] = g->unit->va +
-					(((size_t)w * 64 + rte_bsf64(bit)) << g->shift);
+				objs[taken] = g->unit->va + ((size_t)pos << g->shift);
+				states[taken++] = &g->state[pos];
+				g->state[pos] = HPM_BLK_CACHED;
 				grab |= bit;
 				avail ^= bit;
 			}
@@ -196,19 +200,23 @@ hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, unsign
 	return taken;
 }
 
-/* Position of the live run starting at p, or -1. */
+/* Position of the run at p if its state is in want (a mask of 1 << state), or -1. */
 static int
-run_start(const struct hpm_unit *u, const void *p)
+run_start(const struct hpm_unit *u, const void *p, unsigned int want)
 {
 	const struct hpm_gran *g = u->gran;
 	size_t off = (const uint8_t *)p - u->va;
 	unsigned int pos = off >> g->shift;
 
 	if ((off & ((UINT64_C(1) << g->shift) - 1)) != 0 || pos >= g->ngran ||
-			!hpm_bitrun_test(g->start, pos))
+			!hpm_bitrun_test(g->start, pos) || !((1u << g->state[pos]) & want) ||
+			g->state[pos] == HPM_BLK_NONE)
 		return -1;
 	return pos;
 }
+
+#define HELD_BY_USER (1u << HPM_BLK_USER)
+#define HELD_BY_ANYONE ((1u << HPM_BLK_USER) | (1u << HPM_BLK_CACHED))
 
 /* A run ends at the next run's start or at the first free granule. */
 static unsigned int
@@ -227,6 +235,7 @@ hpm_gran_page_give(struct hpm_gran *g, unsigned int pos)
 {
 	unsigned int n = run_length(g, pos);
 
+	g->state[pos] = HPM_BLK_NONE;
 	hpm_bitrun_clear(g->start, pos, 1);
 	hpm_bitrun_clear(g->used, pos, n);
 	g->nfree += n;
@@ -251,7 +260,7 @@ int
 hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes)
 {
 	struct hpm_gran *g = u->gran;
-	int pos = run_start(u, p);
+	int pos = run_start(u, p, HELD_BY_ANYONE);
 
 	if (pos < 0)
 		return -EINVAL;
@@ -263,7 +272,7 @@ hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *by
 size_t
 hpm_gran_block_size(const struct hpm_unit *u, const void *p)
 {
-	int pos = run_start(u, p);
+	int pos = run_start(u, p, HELD_BY_USER);
 
 	return pos < 0 ? 0 : (size_t)run_length(u->gran, pos) << u->gran->shift;
 }
@@ -273,7 +282,7 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 	struct hpm_blockinfo *bi)
 {
 	struct hpm_gran *g = u->gran;
-	int pos = run_start(u, p);
+	int pos = run_start(u, p, HELD_BY_USER);
 	unsigned int old, end;
 
 	/* a page of single granules holds no longer runs */
@@ -344,6 +353,11 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 
 		if (!used)
 			nfree++;
+		if (hpm_bitrun_test(g->start, i) != (g->state[i] != HPM_BLK_NONE)) {
+			HPM_LOG(ERR, "check: granule page %p: start bit and state of %u disagree",
+				u->va, i);
+			bad++;
+		}
 		if (hpm_bitrun_test(g->start, i)) {
 			if (!used) {
 				HPM_LOG(ERR, "check: granule page %p: start bit %u on a free granule",

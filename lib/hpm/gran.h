@@ -38,6 +38,8 @@ struct hpm_gran {
 	uint64_t used[HPM_GRAN_WORDS];
 	uint64_t start[HPM_GRAN_WORDS];
 	uint64_t dirty[HPM_GRAN_WORDS];
+	/** State of the run starting at each granule (enum hpm_blk_state). */
+	uint8_t state[HPM_GRAN_MAX];
 	struct hpm_gran *next;
 	struct hpm_gran *prev;
 	struct hpm_unit *unit;
@@ -61,11 +63,14 @@ struct hpm_gran_class {
 struct hpm_arena;
 struct hpm_blockinfo;
 
-/** Start bit of granule pos, read without the lock (its owner's bit is stable). */
-static inline bool
-hpm_gran_start_test(const struct hpm_gran *g, unsigned int pos)
+/** State byte of the run that would start at p, or NULL if p is not on a granule. */
+static inline uint8_t *
+hpm_gran_state(const struct hpm_unit *u, const void *p)
 {
-	return (__atomic_load_n(&g->start[pos / 64], __ATOMIC_RELAXED) >> (pos % 64)) & 1;
+	size_t off = (const uint8_t *)p - u->va;
+	struct hpm_gran *g = u->gran;
+
+	return (off & ((UINT64_C(1) << g->shift) - 1)) == 0 ? &g->state[off >> g->shift] : NULL;
 }
 
 /**
@@ -90,19 +95,19 @@ void *hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsi
 
 /**
  * Take up to n single granules of class cls (HPM_GRAN_4K1 or HPM_GRAN_64K1)
- * into objs, whole words of a page at a time; the number taken. Arena lock
- * held.
+ * for a per-lcore cache into objs, their state bytes (HPM_BLK_CACHED) into
+ * states, whole words of a page at a time; the number taken. Arena lock held.
  */
 unsigned int hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs,
-	unsigned int n);
+	uint8_t **states, unsigned int n);
 
-/** Free the run that starts at p; -EINVAL if p is not a live run's start. Arena lock held. */
+/** Free the run at p (a user's or a cache's); -EINVAL if p is not one. Arena lock held. */
 int hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes);
 
-/** Bytes of the live run that starts at p, 0 if none. */
+/** Bytes of the run at p held by the application, 0 if none. */
 size_t hpm_gran_block_size(const struct hpm_unit *u, const void *p);
 
-/** Resize the run at p to n granules in place; 0, or -1 if it cannot. Arena lock held. */
+/** Resize the application's run at p to n granules in place; 0, or -1. Arena lock held. */
 int hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned int n,
 	struct hpm_blockinfo *bi);
 

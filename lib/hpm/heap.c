@@ -163,17 +163,6 @@ set_prev_free(struct hpm_blk *next, const struct hpm_blk *b)
 	next->size |= BLK_PREV_FREE;
 }
 
-static inline struct hpm_span *
-span_of(const struct hpm_unit *u)
-{
-	return u->span;
-}
-
-static inline unsigned int
-live_bit(const struct hpm_unit *u, const void *payload)
-{
-	return ((const uint8_t *)payload - u->va) / BLK_ALIGN;
-}
 
 static int
 span_new(struct hpm_arena *a)
@@ -270,14 +259,15 @@ hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blocki
 	split_tail(a, b, need);
 	blk_next(b)->size &= ~(size_t)BLK_PREV_FREE;
 	u = hpm_pagemap_lookup(&hpm_state->pagemap, b);
-	hpm_bitrun_set(span_of(u)->live, live_bit(u, blk_payload(b)), 1);
+	*hpm_heap_state(u, blk_payload(b)) = HPM_BLK_USER;
 	bi->bytes = blk_size(b);
 	bi->dirty = true;
 	return blk_payload(b);
 }
 
 unsigned int
-hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, unsigned int n)
+hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **states,
+	unsigned int n)
 {
 	struct hpm_heap *h = &a->heap;
 	struct hpm_blk *b, *blk = NULL;
@@ -305,8 +295,9 @@ hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, unsigned int
 	for (i = 0; i < m; i++) {
 		blk = (struct hpm_blk *)((uintptr_t)b + i * block_size);
 		blk->size = block_size | (i == 0 ? prev_flag : 0);
-		hpm_bitrun_set(span_of(u)->live, live_bit(u, blk_payload(blk)), 1);
 		objs[i] = blk_payload(blk);
+		states[i] = hpm_heap_state(u, objs[i]);
+		*states[i] = HPM_BLK_CACHED;
 	}
 	total -= m * block_size;
 	if (total != 0) {
@@ -321,26 +312,29 @@ hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, unsigned int
 	return m;
 }
 
+/* The block at p if its state is one of want (a mask of 1 << state), else NULL. */
 static struct hpm_blk *
-live_block(const struct hpm_unit *u, const void *p)
+live_block(const struct hpm_unit *u, const void *p, unsigned int want)
 {
-	size_t off = (const uint8_t *)p - u->va;
+	const uint8_t *state = hpm_heap_state(u, p);
 
-	if ((off % BLK_ALIGN) != 0 || off == 0 ||
-			!hpm_bitrun_test(span_of(u)->live, live_bit(u, p)))
+	if (state == NULL || !((1u << *state) & want) || *state == HPM_BLK_NONE)
 		return NULL;
 	return blk_of(p);
 }
 
+#define HELD_BY_USER (1u << HPM_BLK_USER)
+#define HELD_BY_ANYONE ((1u << HPM_BLK_USER) | (1u << HPM_BLK_CACHED))
+
 int
 hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes)
 {
-	struct hpm_blk *b = live_block(u, p), *next;
+	struct hpm_blk *b = live_block(u, p, HELD_BY_ANYONE), *next;
 	struct hpm_heap *h = &a->heap;
 
 	if (b == NULL)
 		return -EINVAL;
-	hpm_bitrun_clear(span_of(u)->live, live_bit(u, p), 1);
+	*hpm_heap_state(u, p) = HPM_BLK_NONE;
 	*bytes = blk_size(b);
 	b->size |= BLK_FREE;
 	next = blk_next(b);
@@ -365,7 +359,7 @@ hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes)
 size_t
 hpm_heap_block_size(const struct hpm_unit *u, const void *p)
 {
-	const struct hpm_blk *b = live_block(u, p);
+	const struct hpm_blk *b = live_block(u, p, HELD_BY_USER);
 
 	return b == NULL ? 0 : blk_size(b);
 }
@@ -382,7 +376,7 @@ int
 hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
 	struct hpm_blockinfo *bi)
 {
-	struct hpm_blk *b = live_block(u, p), *next;
+	struct hpm_blk *b = live_block(u, p, HELD_BY_USER), *next;
 	size_t need;
 
 	if (b == NULL || size > HPM_HEAP_MAX)
@@ -441,7 +435,7 @@ check_span(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 	while (b < end) {
 		size_t size = blk_size(b);
 		bool is_free = b->size & BLK_FREE;
-		bool live = hpm_bitrun_test(span_of(u)->live, live_bit(u, blk_payload(b)));
+		bool live = *hpm_heap_state(u, blk_payload(b)) != HPM_BLK_NONE;
 
 		if (size < BLK_MIN || size % BLK_ALIGN || (uintptr_t)b + size > (uintptr_t)end) {
 			HPM_LOG(ERR, "check: span %p: block %p has size %zu", u->va, b, size);

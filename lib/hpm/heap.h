@@ -39,10 +39,19 @@ struct hpm_heap {
 	uint32_t nempty;
 };
 
-/** Live-payload bitmap of a span: one bit per 64 bytes. */
+/** Block states of a span: one byte per 64-byte slot (enum hpm_blk_state). */
 struct hpm_span {
-	uint64_t live[HPM_UNIT_SIZE / 64 / 64];
+	uint8_t state[HPM_UNIT_SIZE / 64];
 };
+
+/** State byte of the block whose payload is at p, or NULL if none can start there. */
+static inline uint8_t *
+hpm_heap_state(const struct hpm_unit *u, const void *p)
+{
+	size_t off = (const uint8_t *)p - u->va;
+
+	return (off & 63) == 0 ? &u->span->state[off >> 6] : NULL;
+}
 
 struct hpm_arena;
 struct hpm_blockinfo;
@@ -52,22 +61,22 @@ void *hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_
 
 /**
  * Cut up to n blocks of block_size bytes (a multiple of 64) from one free
- * block, for a per-lcore cache; their payloads go to objs. The number cut.
- * Arena lock held.
+ * block, for a per-lcore cache; their payloads go to objs, their state bytes
+ * (HPM_BLK_CACHED) to states. The number cut. Arena lock held.
  */
 unsigned int hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs,
-	unsigned int n);
+	uint8_t **states, unsigned int n);
 
-/** Free the block at p; -EINVAL if p is not a live block. Arena lock held. */
+/** Free the block at p (a user's or a cache's); -EINVAL if p is not one. Arena lock held. */
 int hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes);
 
-/** Usable bytes of the live block at p, 0 if none. */
+/** Usable bytes of the block at p held by the application, 0 if none. */
 size_t hpm_heap_usable(const struct hpm_unit *u, const void *p);
 
-/** Block bytes (header and rounding included) of the live block at p, 0 if none. */
+/** Bytes (header and rounding included) of the block at p held by the application, 0 if none. */
 size_t hpm_heap_block_size(const struct hpm_unit *u, const void *p);
 
-/** Resize the block at p in place; 0, or -1 if it cannot. Arena lock held. */
+/** Resize the application's block at p in place; 0, or -1 if it cannot. Arena lock held. */
 int hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
 	struct hpm_blockinfo *bi);
 

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
+#include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 
-#include <rte_cycles.h>
 #include <rte_lcore.h>
 
 #include "arena.h"
@@ -11,14 +10,13 @@
 #include "log.h"
 #include "state.h"
 
-RTE_DEFINE_PER_LCORE(struct hpm_cache_tls, hpm_cache_tls);
+HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 uint64_t hpm_cache_gen = 1;
-uint64_t hpm_cache_secret;
 
 static void *lcore_cb_handle;
 
 /* Least and most a limit can be, and the heap's share a cache may hold. */
-#define LIMIT_MIN 16u
+#define LIMIT_MIN 64u
 #define HEAP_SHARE_SHIFT 5
 
 size_t
@@ -80,7 +78,7 @@ cache_socket(unsigned int lcore)
 struct hpm_lcore_cache *
 hpm_cache_bind(void)
 {
-	struct hpm_cache_tls *t = &RTE_PER_LCORE(hpm_cache_tls);
+	struct hpm_cache_tls *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = NULL;
 	unsigned int lcore;
 
@@ -106,23 +104,32 @@ hpm_cache_bind(void)
 
 /* Blocks of a class from the arena into objs; the number got. Lock held. */
 static unsigned int
-fill_locked(struct hpm_arena *a, unsigned int cls, void **objs, unsigned int n)
+fill_locked(struct hpm_arena *a, unsigned int cls, struct hpm_cache_obj *objs, unsigned int n)
 {
-	unsigned int got = 0, k;
+	void *ptrs[HPM_CACHE_CAP];
+	uint8_t *states[HPM_CACHE_CAP];
+	unsigned int got = 0, k, i;
 
-	if (cls == HPM_CACHE_C4K)
-		return hpm_gran_take_singles(a, HPM_GRAN_4K1, objs, n);
-	if (cls == HPM_CACHE_C64K)
-		return hpm_gran_take_singles(a, HPM_GRAN_64K1, objs, n);
-	do {
-		k = hpm_heap_carve(a, hpm_cache_class_bytes(cls), objs + got, n - got);
-		got += k;
-	} while (k != 0 && got < n);
+	if (cls == HPM_CACHE_C4K) {
+		got = hpm_gran_take_singles(a, HPM_GRAN_4K1, ptrs, states, n);
+	} else if (cls == HPM_CACHE_C64K) {
+		got = hpm_gran_take_singles(a, HPM_GRAN_64K1, ptrs, states, n);
+	} else {
+		do {
+			k = hpm_heap_carve(a, hpm_cache_class_bytes(cls), ptrs + got,
+				states + got, n - got);
+			got += k;
+		} while (k != 0 && got < n);
+	}
+	for (i = 0; i < got; i++) {
+		objs[i].p = ptrs[i];
+		objs[i].state = states[i];
+	}
 	return got;
 }
 
-void *
-hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
+unsigned int
+hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 {
 	struct hpm_cache_stack *cc = &c->cls[cls];
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
@@ -132,15 +139,30 @@ hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
 		hpm_cache_flush_all(c);
 	rte_spinlock_lock(&a->lock);
 	update_limit(cc, cls, a);
-	n = fill_locked(a, cls, cc->objs + cc->len, cc->batch);
+	if (want < cc->batch)
+		want = cc->batch;
+	want = RTE_MIN(want, HPM_CACHE_CAP - cc->len);
+	n = fill_locked(a, cls, cc->objs + cc->len, want);
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
 	a->alloc_count += n;
 	rte_spinlock_unlock(&a->lock);
 	cc->misses++;
 	cc->len += n;
-	if (cc->len == 0)
+	return cc->len;
+}
+
+void *
+hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
+{
+	struct hpm_cache_stack *cc = &c->cls[cls];
+
+	struct hpm_cache_obj *o;
+
+	if (hpm_cache_fill(c, cls, cc->batch) == 0)
 		return NULL;
-	return cc->objs[--cc->len];
+	o = &cc->objs[--cc->len];
+	*o->state = HPM_BLK_USER;
+	return o->p;
 }
 
 /* Give the n blocks at the bottom of a stack back to the arena. Lock held. */
@@ -150,12 +172,14 @@ flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		void *p = cc->objs[i];
+		void *p = cc->objs[i].p;
 		struct hpm_unit *u = hpm_pagemap_lookup(&hpm_state->pagemap, p);
 		size_t bytes = 0;
-		int rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(a, u, p, &bytes) :
-						    hpm_gran_free(a, u, p, &bytes);
+		int rc = -EINVAL;
 
+		if (*cc->objs[i].state == HPM_BLK_CACHED)
+			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(a, u, p, &bytes) :
+							hpm_gran_free(a, u, p, &bytes);
 		if (rc == 0) {
 			a->alloc_bytes -= bytes;
 			a->alloc_count--;
@@ -191,7 +215,7 @@ hpm_cache_flush_all(struct hpm_lcore_cache *c)
 }
 
 void
-hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p)
+hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8_t *state)
 {
 	struct hpm_cache_stack *cc = &c->cls[cls];
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
@@ -205,7 +229,8 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p)
 			flush_locked(a, cc, RTE_MAX(cc->len - cc->limit + cc->batch, 1u));
 	}
 	rte_spinlock_unlock(&a->lock);
-	cc->objs[cc->len++] = p;
+	cc->objs[cc->len].p = p;
+	cc->objs[cc->len++].state = state;
 }
 
 bool
@@ -238,28 +263,6 @@ hpm_cache_request_drain(int socket)
 	}
 }
 
-bool
-hpm_cache_marked_free(const void *p, int cls)
-{
-	unsigned int lcore, i;
-
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
-		struct hpm_lcore_cache *c =
-			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
-		struct hpm_cache_stack *cc;
-		uint32_t len;
-
-		if (c == NULL)
-			continue;
-		cc = &c->cls[cls];
-		len = RTE_MIN(__atomic_load_n(&cc->len, __ATOMIC_RELAXED), (uint32_t)HPM_CACHE_CAP);
-		for (i = 0; i < len; i++)
-			if (__atomic_load_n(&cc->objs[i], __ATOMIC_RELAXED) == p)
-				return true;
-	}
-	return false;
-}
-
 void
 hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 {
@@ -288,7 +291,7 @@ hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 static void
 lcore_uninit(unsigned int lcore_id, void *arg)
 {
-	struct hpm_cache_tls *t = &RTE_PER_LCORE(hpm_cache_tls);
+	struct hpm_cache_tls *t = &hpm_cache_tls;
 
 	RTE_SET_USED(arg);
 	if (hpm_state == NULL || lcore_id != rte_lcore_id() || lcore_id >= RTE_MAX_LCORE)
@@ -310,14 +313,7 @@ lcore_init(unsigned int lcore_id, void *arg)
 void
 hpm_cache_init(void)
 {
-	uint64_t secret = 0;
-
-	while (secret == 0)
-		if (getrandom(&secret, sizeof(secret), 0) != sizeof(secret))
-			secret = rte_rdtsc() * UINT64_C(0x9e3779b97f4a7c15);
-	hpm_state->cache_secret = secret;
 	rte_spinlock_init(&hpm_state->cache_lock);
-	hpm_cache_secret = secret;
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle = rte_lcore_callback_register("hpm_cache", lcore_init,

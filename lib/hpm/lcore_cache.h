@@ -14,10 +14,10 @@
  * 1072, so every request up to 1 KiB with default alignment), one for single
  * 4 KiB granules and one for single 64 KiB granules.
  *
- * A freed block carries a marker in its first word (a secret mixed with its
- * address) until it is handed out again, so a second free of it is caught
- * without a lock; hpm_cache_marked_free() confirms a marker before a free is
- * refused.
+ * Every block's state byte (unit.h) says whether the application, a cache or
+ * nobody holds it: a hit writes it, a free checks and writes it, so a second
+ * free is caught without a lock, and without touching the block's memory
+ * (4 KiB-aligned blocks all fall in the same L1 set).
  *
  * Caches live in shared metadata, indexed by lcore id, so that they work in
  * every process of a multi-process application (processes use distinct
@@ -50,6 +50,11 @@ enum {
 /** Most blocks a stack can hold; the limit in force follows the heap's size. */
 #define HPM_CACHE_CAP 512
 
+struct hpm_cache_obj {
+	void *p;
+	uint8_t *state;
+};
+
 struct hpm_cache_stack {
 	uint32_t len;
 	uint32_t limit;
@@ -59,7 +64,7 @@ struct hpm_cache_stack {
 	uint64_t hits;
 	uint64_t misses;
 	uint64_t flushes;
-	void *objs[HPM_CACHE_CAP];
+	struct hpm_cache_obj objs[HPM_CACHE_CAP];
 } __rte_cache_aligned;
 
 struct hpm_lcore_cache {
@@ -75,11 +80,15 @@ struct hpm_cache_tls {
 	uint64_t gen;
 };
 
-RTE_DECLARE_PER_LCORE(struct hpm_cache_tls, hpm_cache_tls);
+/*
+ * Initial-exec TLS: the fast path reads it with one instruction instead of a
+ * call to __tls_get_addr (what a shared library's default TLS model costs).
+ */
+#define HPM_TLS __thread __attribute__((tls_model("initial-exec")))
+
+extern HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 /** Changes at every hpm_init() and hpm_fini(): bindings of an older state are void. */
 extern uint64_t hpm_cache_gen;
-/** Secret of the free marker (a copy of the shared state's). */
-extern uint64_t hpm_cache_secret;
 
 /** Bind the calling thread to its lcore's cache; NULL for threads without one. */
 struct hpm_lcore_cache *hpm_cache_bind(void);
@@ -87,8 +96,8 @@ struct hpm_lcore_cache *hpm_cache_bind(void);
 static __rte_always_inline struct hpm_lcore_cache *
 hpm_cache_get(void)
 {
-	if (likely(RTE_PER_LCORE(hpm_cache_tls).gen == hpm_cache_gen))
-		return RTE_PER_LCORE(hpm_cache_tls).cache;
+	if (likely(hpm_cache_tls.gen == hpm_cache_gen))
+		return hpm_cache_tls.cache;
 	return hpm_cache_bind();
 }
 
@@ -106,64 +115,57 @@ hpm_cache_class(size_t size, size_t align)
 	return -1;
 }
 
-static __rte_always_inline uint64_t
-hpm_cache_marker(const void *p)
-{
-	return hpm_cache_secret ^ (uintptr_t)p;
-}
-
 /*
- * Class of a live block, or -1 when it has none or p is not a live block of a
- * cached kind (then the locked path decides). Reads only bits that no other
- * thread changes while p is live.
+ * Class of a block the application holds, and its state byte; -1 when it has
+ * no class or p is not such a block (then the locked path decides). Reads
+ * only bytes that no other thread writes while p is the caller's.
  */
 static __rte_always_inline int
-hpm_cache_class_of(const struct hpm_unit *u, const void *p)
+hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 {
-	const uint8_t *b = p;
-	size_t off = b - u->va;
+	size_t off = (const uint8_t *)p - u->va;
+	size_t size;
 
 	switch (u->role) {
-	case HPM_UNIT_SPAN: {
-		const uint64_t *live = (const uint64_t *)u->span;
-		size_t size;
-
-		if ((off & 63) != 0 || off == 0 ||
-				!((__atomic_load_n(&live[off >> 12], __ATOMIC_RELAXED) >>
-					  ((off >> 6) & 63)) & 1))
+	case HPM_UNIT_SPAN:
+		if ((off & 63) != 0)
 			return -1;
-		size = *(const size_t *)(b - 8) & ~(size_t)63;
+		*state = &u->span->state[off >> 6];
+		if (**state != HPM_BLK_USER)
+			return -1;
+		size = *(const size_t *)((const uint8_t *)p - 8) & ~(size_t)63;
 		return size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP ?
 			(int)(size / HPM_CACHE_BLOCK_STEP) - 1 :
 			-1;
-	}
 	case HPM_UNIT_G4K1:
-		if ((off & 4095) != 0 || !hpm_gran_start_test(u->gran, off >> 12))
+		if ((off & 4095) != 0)
 			return -1;
-		return HPM_CACHE_C4K;
+		*state = &u->gran->state[off >> 12];
+		return **state == HPM_BLK_USER ? HPM_CACHE_C4K : -1;
 	case HPM_UNIT_G64K1:
-		if ((off & 65535) != 0 || !hpm_gran_start_test(u->gran, off >> 16))
+		if ((off & 65535) != 0)
 			return -1;
-		return HPM_CACHE_C64K;
+		*state = &u->gran->state[off >> 16];
+		return **state == HPM_BLK_USER ? HPM_CACHE_C64K : -1;
 	default:
 		return -1;
 	}
 }
 
+/**
+ * Add at least want blocks (at least a batch, within the capacity) to a
+ * class under one lock round-trip; the stack's new length.
+ */
+unsigned int hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want);
+
 /** Refill a class from the socket's arena, then pop a block; NULL when memory is short. */
 void *hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls);
 
 /** Flush a batch of a full class (or all of the cache when asked to drain), then push p. */
-void hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p);
+void hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8_t *state);
 
 /** Flush every class of a cache to the arena. */
 void hpm_cache_flush_all(struct hpm_lcore_cache *c);
-
-/**
- * A block carries the free marker: true when it really is in a cache (a
- * double free), false when its owner never wrote over the marker.
- */
-bool hpm_cache_marked_free(const void *p, int cls);
 
 /**
  * Before the arena grows: flush the calling lcore's cache into it, ask the

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
-/* The public API: argument checks, socket choice, routing, statistics. */
+/*
+ * The allocation API: the per-lcore cache fast paths first, then argument
+ * checks, socket choice and routing on the locked path.
+ */
 
 #define _GNU_SOURCE
 #include <errno.h>
-#include <inttypes.h>
 #include <sched.h>
 #include <string.h>
 
@@ -13,8 +15,10 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include "block.h"
 #include "hpm_malloc.h"
 #include "large.h"
+#include "lcore_cache.h"
 #include "log.h"
 #include "route.h"
 #include "state.h"
@@ -25,19 +29,6 @@
 
 #define ALLOC_F_ZERO RTE_BIT32(0)
 #define ALLOC_F_CONTIG RTE_BIT32(1)
-
-static uint64_t bad_frees_before_init;
-
-static void
-bad_pointer(const void *ptr, const char *op, const char *why)
-{
-	uint64_t *counter = hpm_state != NULL ? &hpm_state->bad_frees : &bad_frees_before_init;
-	uint64_t n = __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED);
-
-	/* rate-limited: the first few, then at powers of two */
-	if (n <= 16 || (n & (n - 1)) == 0)
-		HPM_LOG(ERR, "%s(%p): %s; heap left intact (%" PRIu64 " so far)", op, ptr, why, n);
-}
 
 static int
 caller_socket(const struct hpm_state *st)
@@ -135,8 +126,9 @@ alloc_on_socket(size_t size, size_t align, int socket, bool contig, struct hpm_b
 	return p;
 }
 
-static void *
-alloc_api(size_t size, unsigned int align, int socket, unsigned int flags)
+/* The locked path: every check, every route, every socket. */
+static __rte_noinline void *
+alloc_slow(size_t size, unsigned int align, int socket, unsigned int flags)
 {
 	struct hpm_blockinfo bi;
 	void *p;
@@ -162,32 +154,96 @@ alloc_api(size_t size, unsigned int align, int socket, unsigned int flags)
 	return p;
 }
 
+/* A thread that got an lcore id after its first call binds to a cache now. */
+static struct hpm_lcore_cache *
+cache_of_thread(void)
+{
+	struct hpm_lcore_cache *c = hpm_cache_get();
+
+	if (c == NULL && rte_lcore_id() < RTE_MAX_LCORE) {
+		hpm_cache_tls.gen = 0;
+		c = hpm_cache_get();
+	}
+	return c;
+}
+
+/* Everything the fast path does not do: binding, refills, other sockets, no class. */
+static __rte_noinline void *
+alloc_miss(size_t size, unsigned int align, int socket, unsigned int flags)
+{
+	struct hpm_lcore_cache *c = cache_of_thread();
+	void *p;
+	int cls;
+
+	if (c != NULL && (align & (align - 1)) == 0 &&
+			(socket == SOCKET_ID_ANY || socket == c->socket) &&
+			(cls = hpm_cache_class(size, align)) >= 0) {
+		p = hpm_cache_refill(c, cls);
+		if (p != NULL) {
+			if (flags & ALLOC_F_ZERO)
+				memset(p, 0, size);
+			return p;
+		}
+	}
+	return alloc_slow(size, align, socket, flags);
+}
+
+/*
+ * The fast path: a block from the lcore's cache, no lock, no call; whatever
+ * the cache cannot serve at once goes to alloc_miss().
+ */
+static __rte_always_inline void *
+alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
+{
+	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_lcore_cache *c = t->cache;
+	struct hpm_cache_stack *cc;
+	struct hpm_cache_obj *o;
+	int cls;
+
+	if (unlikely(t->gen != hpm_cache_gen || c == NULL || (align & (align - 1)) != 0 ||
+			    (socket != SOCKET_ID_ANY && socket != c->socket)))
+		return alloc_miss(size, align, socket, flags);
+	cls = hpm_cache_class(size, align);
+	if (unlikely(cls < 0))
+		return alloc_miss(size, align, socket, flags);
+	cc = &c->cls[cls];
+	if (unlikely(cc->len == 0 || cc->drain))
+		return alloc_miss(size, align, socket, flags);
+	o = &cc->objs[--cc->len];
+	*o->state = HPM_BLK_USER;
+	cc->hits++;
+	if (flags & ALLOC_F_ZERO)
+		memset(o->p, 0, size);
+	return o->p;
+}
+
 void *
 hpm_malloc_socket(const char *type, size_t size, unsigned int align, int socket)
 {
 	RTE_SET_USED(type);
-	return alloc_api(size, align, socket, 0);
+	return alloc_fast(size, align, socket, 0);
 }
 
 void *
 hpm_malloc(const char *type, size_t size, unsigned int align)
 {
 	RTE_SET_USED(type);
-	return alloc_api(size, align, SOCKET_ID_ANY, 0);
+	return alloc_fast(size, align, SOCKET_ID_ANY, 0);
 }
 
 void *
 hpm_zmalloc_socket(const char *type, size_t size, unsigned int align, int socket)
 {
 	RTE_SET_USED(type);
-	return alloc_api(size, align, socket, ALLOC_F_ZERO);
+	return alloc_fast(size, align, socket, ALLOC_F_ZERO);
 }
 
 void *
 hpm_zmalloc(const char *type, size_t size, unsigned int align)
 {
 	RTE_SET_USED(type);
-	return alloc_api(size, align, SOCKET_ID_ANY, ALLOC_F_ZERO);
+	return alloc_fast(size, align, SOCKET_ID_ANY, ALLOC_F_ZERO);
 }
 
 void *
@@ -200,7 +256,7 @@ hpm_calloc_socket(const char *type, size_t num, size_t size, unsigned int align,
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	return alloc_api(total, align, socket, ALLOC_F_ZERO);
+	return alloc_fast(total, align, socket, ALLOC_F_ZERO);
 }
 
 void *
@@ -213,86 +269,75 @@ void *
 hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
 {
 	RTE_SET_USED(type);
-	return alloc_api(size, align, socket, ALLOC_F_CONTIG);
+	return alloc_slow(size, align, socket, ALLOC_F_CONTIG);
 }
 
-/* Bytes a live block holds, 0 if p is not one. Arena lock held. */
-static size_t
-block_bytes(const struct hpm_unit *u, const void *p)
+static __rte_noinline void
+free_slow(void *ptr, struct hpm_unit *u)
 {
-	switch (u->role) {
-	case HPM_UNIT_SPAN:
-		return hpm_heap_block_size(u, p);
-	case HPM_UNIT_G4K:
-	case HPM_UNIT_G64K:
-	case HPM_UNIT_G4K1:
-	case HPM_UNIT_G64K1:
-		return hpm_gran_block_size(u, p);
-	case HPM_UNIT_LARGE:
-		return hpm_large_block_size(u, p);
-	default:
-		return 0;
+	struct hpm_arena *a;
+	int rc;
+
+	if (unlikely(u == NULL)) {
+		hpm_bad_pointer(ptr, "hpm_free", "not hpmalloc memory");
+		return;
 	}
+	a = &hpm_state->arenas[u->socket];
+	rte_spinlock_lock(&a->lock);
+	rc = hpm_block_free_locked(a, u, ptr);
+	rte_spinlock_unlock(&a->lock);
+	if (unlikely(rc != 0))
+		hpm_bad_pointer(ptr, "hpm_free",
+			rc == -EALREADY ? "double free (the block is in a cache)" :
+					  "not a live block (interior pointer or double free)");
 }
 
-static size_t
-usable_bytes(const struct hpm_unit *u, const void *p)
+/* Everything the free fast path does not do: binding, full stacks, other kinds. */
+static __rte_noinline void
+free_miss(void *ptr, struct hpm_unit *u)
 {
-	return u->role == HPM_UNIT_SPAN ? hpm_heap_usable(u, p) : block_bytes(u, p);
-}
+	struct hpm_lcore_cache *c = u != NULL ? cache_of_thread() : NULL;
+	uint8_t *state;
+	int cls;
 
-static int
-free_in(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes)
-{
-	switch (u->role) {
-	case HPM_UNIT_SPAN:
-		return hpm_heap_free(a, u, p, bytes);
-	case HPM_UNIT_G4K:
-	case HPM_UNIT_G64K:
-	case HPM_UNIT_G4K1:
-	case HPM_UNIT_G64K1:
-		return hpm_gran_free(a, u, p, bytes);
-	case HPM_UNIT_LARGE:
-		return hpm_large_free(a, u, p, bytes);
-	default:
-		return -EINVAL;
+	if (c != NULL && u->socket == c->socket && (cls = hpm_cache_class_of(u, ptr, &state)) >= 0) {
+		*state = HPM_BLK_CACHED;
+		hpm_cache_flush_push(c, cls, ptr, state);
+		return;
 	}
+	free_slow(ptr, u);
 }
 
-/* The unit of a pointer hpmalloc may own, or NULL (and the caller logs). */
-static struct hpm_unit *
-unit_of(const void *p)
+static __rte_always_inline void
+free_fast(void *ptr)
 {
-	if (unlikely(hpm_state == NULL))
-		return NULL;
-	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
+	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_unit *u = hpm_block_unit(ptr);
+	struct hpm_lcore_cache *c = t->cache;
+	struct hpm_cache_stack *cc;
+	uint8_t *state;
+	int cls;
+
+	/* never into a foreign socket's cache */
+	if (unlikely(u == NULL || t->gen != hpm_cache_gen || c == NULL || u->socket != c->socket))
+		return free_miss(ptr, u);
+	/* a block the caller holds, or the locked path says what is wrong */
+	cls = hpm_cache_class_of(u, ptr, &state);
+	if (unlikely(cls < 0))
+		return free_slow(ptr, u);
+	cc = &c->cls[cls];
+	if (unlikely(cc->len >= cc->limit || cc->drain))
+		return free_miss(ptr, u);
+	*state = HPM_BLK_CACHED;
+	cc->objs[cc->len].p = ptr;
+	cc->objs[cc->len++].state = state;
 }
 
 void
 hpm_free(void *ptr)
 {
-	struct hpm_arena *a;
-	struct hpm_unit *u;
-	size_t bytes;
-	int rc;
-
-	if (ptr == NULL)
-		return;
-	u = unit_of(ptr);
-	if (unlikely(u == NULL)) {
-		bad_pointer(ptr, "hpm_free", "not hpmalloc memory");
-		return;
-	}
-	a = &hpm_state->arenas[u->socket];
-	rte_spinlock_lock(&a->lock);
-	rc = free_in(a, u, ptr, &bytes);
-	if (likely(rc == 0)) {
-		a->alloc_bytes -= bytes;
-		a->alloc_count--;
-	}
-	rte_spinlock_unlock(&a->lock);
-	if (unlikely(rc != 0))
-		bad_pointer(ptr, "hpm_free", "not a live block (interior pointer or double free)");
+	if (ptr != NULL)
+		free_fast(ptr);
 }
 
 /* Route a live block belongs to, and the alignment every block there has. */
@@ -351,7 +396,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 	void *p;
 
 	if (ptr == NULL)
-		return alloc_api(size, align, socket, 0);
+		return alloc_fast(size, align, socket, 0);
 	if (size == 0 || (align & (align - 1)) != 0) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -360,20 +405,20 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	u = unit_of(ptr);
+	u = hpm_block_unit(ptr);
 	if (u == NULL) {
-		bad_pointer(ptr, "hpm_realloc", "not hpmalloc memory");
+		hpm_bad_pointer(ptr, "hpm_realloc", "not hpmalloc memory");
 		rte_errno = EINVAL;
 		return NULL;
 	}
 	eff_align = RTE_MAX(align, HPM_MIN_ALIGN);
 	a = &hpm_state->arenas[u->socket];
 	rte_spinlock_lock(&a->lock);
-	old_bytes = block_bytes(u, ptr);
-	old_usable = usable_bytes(u, ptr);
-	if (old_bytes == 0) {
+	old_bytes = hpm_block_bytes(u, ptr);
+	old_usable = hpm_block_usable(u, ptr);
+	if (old_bytes == 0 || hpm_block_in_cache(u, ptr)) {
 		rte_spinlock_unlock(&a->lock);
-		bad_pointer(ptr, "hpm_realloc", "not a live block");
+		hpm_bad_pointer(ptr, "hpm_realloc", "not a live block");
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -386,7 +431,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		return ptr;
 	}
 	rte_spinlock_unlock(&a->lock);
-	p = alloc_api(size, align, socket, 0);
+	p = alloc_fast(size, align, socket, 0);
 	if (p == NULL)
 		return NULL;
 	memcpy(p, ptr, RTE_MIN(old_usable, size));
@@ -403,10 +448,35 @@ hpm_realloc(void *ptr, size_t size, unsigned int align)
 int
 hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, int socket)
 {
+	struct hpm_lcore_cache *c = hpm_cache_get();
 	unsigned int i;
+	int cls;
 
+	if (n == 0)
+		return 0;
+	if (c != NULL && (align & (align - 1)) == 0 &&
+			(socket == SOCKET_ID_ANY || socket == c->socket) &&
+			(cls = hpm_cache_class(size, align)) >= 0) {
+		struct hpm_cache_stack *cc = &c->cls[cls];
+
+		/* one refill of the whole shortfall: one lock round-trip */
+		if (cc->len < n)
+			hpm_cache_fill(c, cls, n - cc->len);
+		if (cc->len >= n) {
+			const struct hpm_cache_obj *top;
+
+			cc->len -= n;
+			top = &cc->objs[cc->len];
+			for (i = 0; i < n; i++) {
+				objs[i] = top[i].p;
+				*top[i].state = HPM_BLK_USER;
+			}
+			cc->hits += n;
+			return 0;
+		}
+	}
 	for (i = 0; i < n; i++) {
-		objs[i] = alloc_api(size, align, socket, 0);
+		objs[i] = alloc_fast(size, align, socket, 0);
 		if (objs[i] == NULL) {
 			int rc = -rte_errno;
 
@@ -418,115 +488,100 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 	return 0;
 }
 
+/*
+ * Push a run of blocks that share p's unit and class onto the cache, checking
+ * each one's state; the number pushed (0 when p itself cannot go).
+ */
+static unsigned int
+free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
+{
+	struct hpm_unit *u = hpm_block_unit(objs[0]);
+	struct hpm_cache_stack *cc;
+	uint8_t *state;
+	unsigned int i, room;
+	int cls;
+
+	if (u == NULL || u->socket != c->socket ||
+			(cls = hpm_cache_class_of(u, objs[0], &state)) < 0)
+		return 0;
+	cc = &c->cls[cls];
+	if (cc->drain || cc->len >= cc->limit)
+		return 0;
+	room = RTE_MIN(n, cc->limit - cc->len);
+	if (u->role != HPM_UNIT_SPAN) {
+		/* single granules: the page's state bytes, one shift away */
+		uint8_t *states = u->gran->state;
+		unsigned int shift = u->gran->shift;
+		struct hpm_cache_obj *top = &cc->objs[cc->len];
+
+		for (i = 0; i < room; i++) {
+			size_t off = (uint8_t *)objs[i] - u->va;
+
+			if (off >= HPM_UNIT_SIZE || (off & ((1u << shift) - 1)) != 0 ||
+					states[off >> shift] != HPM_BLK_USER)
+				break;
+			state = &states[off >> shift];
+			*state = HPM_BLK_CACHED;
+			top[i].p = objs[i];
+			top[i].state = state;
+		}
+		cc->len += i;
+		return i;
+	}
+	for (i = 0;;) {
+		*state = HPM_BLK_CACHED;
+		cc->objs[cc->len].p = objs[i];
+		cc->objs[cc->len++].state = state;
+		/* the next one goes on only from the same unit, of the same class */
+		if (++i == room || objs[i] == NULL ||
+				(uintptr_t)((uint8_t *)objs[i] - u->va) >= HPM_UNIT_SIZE ||
+				hpm_cache_class_of(u, objs[i], &state) != cls)
+			return i;
+	}
+}
+
 void
 hpm_free_bulk(void *const *objs, unsigned int n)
 {
-	unsigned int i;
+	struct hpm_cache_tls *t = &hpm_cache_tls;
+	unsigned int i = 0, k;
 
-	for (i = 0; i < n; i++)
-		hpm_free(objs[i]);
-}
-
-/* Usable size of a live block, 0 otherwise; takes the arena lock. */
-static size_t
-live_usable(const void *ptr)
-{
-	struct hpm_unit *u = ptr != NULL ? unit_of(ptr) : NULL;
-	struct hpm_arena *a;
-	size_t size;
-
-	if (u == NULL)
-		return 0;
-	a = &hpm_state->arenas[u->socket];
-	rte_spinlock_lock(&a->lock);
-	size = usable_bytes(u, ptr);
-	rte_spinlock_unlock(&a->lock);
-	return size;
-}
-
-size_t
-hpm_malloc_usable_size(const void *ptr)
-{
-	return live_usable(ptr);
-}
-
-int
-hpm_malloc_validate(const void *ptr, size_t *size)
-{
-	size_t usable = live_usable(ptr);
-
-	if (usable == 0)
-		return -1;
-	if (size != NULL)
-		*size = usable;
-	return 0;
-}
-
-int
-hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
-{
-	if (hpm_state_ready() != 0)
-		return -1;
-	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !hpm_state->arenas[socket].present ||
-			stats == NULL) {
-		rte_errno = EINVAL;
-		return -1;
+	while (i < n) {
+		if (objs[i] == NULL) {
+			i++;
+			continue;
+		}
+		k = t->gen == hpm_cache_gen && t->cache != NULL ?
+			free_run(t->cache, objs + i, n - i) :
+			0;
+		if (k == 0) {
+			free_fast(objs[i]);
+			k = 1;
+		}
+		i += k;
 	}
-	hpm_arena_stats(&hpm_state->arenas[socket], stats);
-	return 0;
 }
 
 void
-hpm_malloc_dump_stats(FILE *f, const char *type)
+hpm_cache_flush(void)
 {
-	struct rte_malloc_socket_stats st;
-	unsigned int i;
+	struct hpm_lcore_cache *c = hpm_state != NULL ? hpm_cache_get() : NULL;
 
-	RTE_SET_USED(type);
-	if (hpm_state_ready() != 0)
-		return;
-	for (i = 0; i < hpm_state->nsockets; i++) {
-		int socket = hpm_state->socket_ids[i];
-
-		hpm_arena_stats(&hpm_state->arenas[socket], &st);
-		fprintf(f, "Heap id:%d\n", socket);
-		fprintf(f, "\tHeap name:hpm_socket_%d (%s)\n", socket, hpm_src->name);
-		fprintf(f, "\tHeap_size:%zu,\n", st.heap_totalsz_bytes);
-		fprintf(f, "\tFree_size:%zu,\n", st.heap_freesz_bytes);
-		fprintf(f, "\tAlloc_size:%zu,\n", st.heap_allocsz_bytes);
-		fprintf(f, "\tGreatest_free_size:%zu,\n", st.greatest_free_size);
-		fprintf(f, "\tAlloc_count:%u,\n", st.alloc_count);
-		fprintf(f, "\tFree_count:%u,\n", st.free_count);
-	}
-}
-
-rte_iova_t
-hpm_malloc_virt2iova(const void *addr)
-{
-	const struct hpm_unit *u = addr != NULL ? unit_of(addr) : NULL;
-
-	if (u == NULL || u->role == HPM_UNIT_FREE || !hpm_src->has_iova)
-		return RTE_BAD_IOVA;
-	if (hpm_state->unit_iova_contig && u->iova != RTE_BAD_IOVA)
-		return u->iova + (rte_iova_t)((const uint8_t *)addr - u->va);
-	return hpm_src->iova(&u->chunk->region, addr);
+	if (c != NULL)
+		hpm_cache_flush_all(c);
 }
 
 int
-hpm_heap_check(void)
+hpm_cache_flush_lcore(unsigned int lcore_id)
 {
-	unsigned int bad = 0, i;
+	struct hpm_lcore_cache *c;
 
+	if (lcore_id >= RTE_MAX_LCORE)
+		return -EINVAL;
 	if (hpm_state == NULL)
 		return 0;
-	for (i = 0; i < hpm_state->nsockets; i++)
-		bad += hpm_arena_verify(&hpm_state->arenas[hpm_state->socket_ids[i]]);
-	return bad != 0 ? -EFAULT : 0;
-}
-
-uint64_t
-hpm_bad_free_count(void)
-{
-	return hpm_state != NULL ? __atomic_load_n(&hpm_state->bad_frees, __ATOMIC_RELAXED) :
-				   bad_frees_before_init;
+	c = __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE);
+	if (c != NULL)
+		hpm_cache_flush_all(c);
+	return 0;
 }

@@ -90,6 +90,7 @@ state_create(const struct hpm_config *cfg)
 	}
 	hpm_src = src;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
+	hpm_cache_init();
 	if (src->kind == HPM_SOURCE_ANON)
 		HPM_LOG(NOTICE, "source anon: ordinary memory, not hugepages; no IOVA");
 	else
@@ -116,6 +117,7 @@ state_destroy(void)
 	struct hpm_state *st = hpm_state;
 	unsigned int i;
 
+	hpm_cache_fini();
 	for (i = 0; i < st->nsockets; i++) {
 		struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
 

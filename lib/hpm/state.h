@@ -36,8 +36,6 @@ struct hpm_state {
 	uint32_t nsockets;
 	int socket_ids[RTE_MAX_NUMA_NODES];
 	uint64_t bad_frees;
-	/** Secret of the free marker of cached blocks. */
-	uint64_t cache_secret;
 	rte_spinlock_t cache_lock;
 	uint32_t ncaches;
 	struct hpm_lcore_cache *caches[RTE_MAX_LCORE];

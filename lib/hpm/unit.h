@@ -30,6 +30,18 @@ hpm_unit_is_gran(unsigned int role)
 	return role >= HPM_UNIT_G4K && role <= HPM_UNIT_G64K1;
 }
 
+/*
+ * State of a block, a byte out of band per possible block start (a granule,
+ * or a 64-byte slot of a heap span). A byte, not a bit: whoever holds a
+ * block may write its byte without a lock or an atomic operation, since no
+ * one else writes that byte meanwhile.
+ */
+enum hpm_blk_state {
+	HPM_BLK_NONE = 0,   /**< no block starts here, or it is free in the arena */
+	HPM_BLK_USER = 1,   /**< handed out to the application */
+	HPM_BLK_CACHED = 2, /**< held by a per-lcore cache */
+};
+
 struct hpm_chunk;
 struct hpm_gran;
 struct hpm_span;

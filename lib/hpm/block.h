@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_BLOCK_H
+#define HPM_BLOCK_H
+
+/*
+ * Live blocks, whatever part of the allocator holds them: their size, their
+ * free, whether a cache holds them, and the report of bad pointers.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "arena.h"
+#include "pagemap.h"
+#include "state.h"
+#include "unit.h"
+
+/** The unit of a pointer hpmalloc may own, or NULL. */
+static inline struct hpm_unit *
+hpm_block_unit(const void *p)
+{
+	if (unlikely(hpm_state == NULL))
+		return NULL;
+	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
+}
+
+/** Bytes a live block holds (header and rounding included), 0 if p is not one. Lock held. */
+size_t hpm_block_bytes(const struct hpm_unit *u, const void *p);
+
+/** Usable bytes of a live block, 0 if p is not one. Lock held. */
+size_t hpm_block_usable(const struct hpm_unit *u, const void *p);
+
+/**
+ * Free a live block into its arena; -EINVAL if p is not one, -EALREADY if it
+ * is held by a per-lcore cache (a double free). Lock held.
+ */
+int hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p);
+
+/** A block of a cacheable kind that is in a cache (freed): lock held or not. */
+bool hpm_block_in_cache(const struct hpm_unit *u, const void *p);
+
+/** Count, and log (rate-limited), a bad pointer given to op. */
+void hpm_bad_pointer(const void *ptr, const char *op, const char *why);
+
+#endif /* HPM_BLOCK_H */

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* What the heap tells about itself: statistics, dumps, checks, addresses. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include "block.h"
+#include "hpm_malloc.h"
+#include "lcore_cache.h"
+#include "state.h"
+
+/* Usable size of a live block, 0 otherwise (also for a block freed into a cache). */
+static size_t
+live_usable(const void *ptr)
+{
+	struct hpm_unit *u = ptr != NULL ? hpm_block_unit(ptr) : NULL;
+	struct hpm_arena *a;
+	size_t size;
+
+	if (u == NULL)
+		return 0;
+	a = &hpm_state->arenas[u->socket];
+	rte_spinlock_lock(&a->lock);
+	size = hpm_block_usable(u, ptr);
+	if (size != 0 && hpm_block_in_cache(u, ptr))
+		size = 0;
+	rte_spinlock_unlock(&a->lock);
+	return size;
+}
+
+size_t
+hpm_malloc_usable_size(const void *ptr)
+{
+	return live_usable(ptr);
+}
+
+int
+hpm_malloc_validate(const void *ptr, size_t *size)
+{
+	size_t usable = live_usable(ptr);
+
+	if (usable == 0)
+		return -1;
+	if (size != NULL)
+		*size = usable;
+	return 0;
+}
+
+int
+hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
+{
+	size_t cached_bytes;
+	uint64_t cached_blocks;
+
+	if (hpm_state_ready() != 0)
+		return -1;
+	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !hpm_state->arenas[socket].present ||
+			stats == NULL) {
+		rte_errno = EINVAL;
+		return -1;
+	}
+	hpm_arena_stats(&hpm_state->arenas[socket], stats);
+	/* blocks held by caches are free to the application */
+	hpm_cache_held(socket, &cached_bytes, &cached_blocks);
+	cached_bytes = RTE_MIN(cached_bytes, stats->heap_allocsz_bytes);
+	stats->heap_allocsz_bytes -= cached_bytes;
+	stats->heap_freesz_bytes += cached_bytes;
+	stats->alloc_count -= RTE_MIN(cached_blocks, (uint64_t)stats->alloc_count);
+	return 0;
+}
+
+void
+hpm_malloc_dump_stats(FILE *f, const char *type)
+{
+	struct rte_malloc_socket_stats st;
+	size_t cached_bytes;
+	uint64_t cached_blocks;
+	unsigned int i;
+
+	RTE_SET_USED(type);
+	if (hpm_state_ready() != 0)
+		return;
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		int socket = hpm_state->socket_ids[i];
+
+		hpm_malloc_get_socket_stats(socket, &st);
+		hpm_cache_held(socket, &cached_bytes, &cached_blocks);
+		fprintf(f, "Heap id:%d\n", socket);
+		fprintf(f, "\tHeap name:hpm_socket_%d (%s)\n", socket, hpm_src->name);
+		fprintf(f, "\tHeap_size:%zu,\n", st.heap_totalsz_bytes);
+		fprintf(f, "\tFree_size:%zu,\n", st.heap_freesz_bytes);
+		fprintf(f, "\tAlloc_size:%zu,\n", st.heap_allocsz_bytes);
+		fprintf(f, "\tGreatest_free_size:%zu,\n", st.greatest_free_size);
+		fprintf(f, "\tAlloc_count:%u,\n", st.alloc_count);
+		fprintf(f, "\tFree_count:%u,\n", st.free_count);
+		fprintf(f, "\tCache_size:%zu,\n", cached_bytes);
+		fprintf(f, "\tCache_count:%" PRIu64 ",\n", cached_blocks);
+	}
+}
+
+int
+hpm_cache_stats(unsigned int lcore_id, int cls, struct hpm_cache_stats *st)
+{
+	struct hpm_lcore_cache *c;
+	unsigned int i;
+
+	if (lcore_id >= RTE_MAX_LCORE || cls >= HPM_CACHE_NCLASS || st == NULL)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	c = hpm_state != NULL ? __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE) :
+				NULL;
+	if (c == NULL)
+		return -ENOENT;
+	st->socket = c->socket;
+	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+		const struct hpm_cache_stack *cc = &c->cls[i];
+		uint32_t len = __atomic_load_n(&cc->len, __ATOMIC_RELAXED);
+
+		if (cls >= 0 && (unsigned int)cls != i)
+			continue;
+		st->hits += __atomic_load_n(&cc->hits, __ATOMIC_RELAXED);
+		st->misses += __atomic_load_n(&cc->misses, __ATOMIC_RELAXED);
+		st->flushes += __atomic_load_n(&cc->flushes, __ATOMIC_RELAXED);
+		st->blocks += len;
+		st->bytes += len * hpm_cache_class_bytes(i);
+		st->limit += __atomic_load_n(&cc->limit, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+unsigned int
+hpm_cache_class_count(void)
+{
+	return HPM_CACHE_NCLASS;
+}
+
+size_t
+hpm_cache_class_size(unsigned int cls)
+{
+	if (cls >= HPM_CACHE_NCLASS)
+		return 0;
+	/* what a request may ask for: a small class's block less its header */
+	return cls < HPM_CACHE_SMALL_NCLASS ? hpm_cache_class_bytes(cls) - 16 :
+					      hpm_cache_class_bytes(cls);
+}
+
+rte_iova_t
+hpm_malloc_virt2iova(const void *addr)
+{
+	const struct hpm_unit *u = addr != NULL ? hpm_block_unit(addr) : NULL;
+
+	if (u == NULL || u->role == HPM_UNIT_FREE || !hpm_src->has_iova)
+		return RTE_BAD_IOVA;
+	if (hpm_state->unit_iova_contig && u->iova != RTE_BAD_IOVA)
+		return u->iova + (rte_iova_t)((const uint8_t *)addr - u->va);
+	return hpm_src->iova(&u->chunk->region, addr);
+}
+
+int
+hpm_heap_check(void)
+{
+	unsigned int bad = 0, i;
+
+	if (hpm_state == NULL)
+		return 0;
+	for (i = 0; i < hpm_state->nsockets; i++)
+		bad += hpm_arena_verify(&hpm_state->arenas[hpm_state->socket_ids[i]]);
+	return bad != 0 ? -EFAULT : 0;
+}
