@@ -18,9 +18,15 @@
  *    the block could be resized in place (rte_realloc() accepts it then), and
  *    a size of 0 returns NULL and leaves the block untouched as rte_malloc.h
  *    documents (rte_realloc() shrinks the block when align is non-zero);
- *  - a bad free (a pointer that hpmalloc did not return, an interior pointer,
- *    a double free) is detected, logged and counted, and the heap stays
- *    intact.
+ *  - hpm_realloc() to a size near SIZE_MAX fails with ENOMEM and keeps the
+ *    block (rte_realloc() rounds the size up to 0 and shrinks the block);
+ *  - a bad pointer given to hpm_free() or hpm_realloc() (one hpmalloc did not
+ *    return, an interior pointer, a block already freed) is detected, logged
+ *    and counted (hpm_bad_free_count()), and the heap stays intact;
+ *  - hpm_malloc_validate() returns -1 for such pointers, where
+ *    rte_malloc_validate() may crash;
+ *  - hpm_malloc_get_socket_stats() and hpm_malloc_dump_stats() do not start
+ *    hpmalloc: before the first allocation there are no statistics.
  *
  * Memory comes from a segment source: DPDK EAL memzones when EAL is up, else
  * hugetlbfs hugepages, else ordinary anonymous memory (like --no-huge). The
@@ -166,8 +172,8 @@ void hpm_free(void *ptr);
  * @return
  *   The block, or NULL with rte_errno set (EINVAL, ENOMEM).
  */
-void *hpm_malloc(const char *type, size_t size, unsigned int align) __hpm_malloc
-	__hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+void *hpm_malloc(const char *type, size_t size, unsigned int align) __hpm_malloc __hpm_dealloc_free
+	__hpm_alloc_size(2) __hpm_alloc_align(3);
 
 /**
  * As hpm_malloc(), and the memory is zeroed.
@@ -181,8 +187,8 @@ void *hpm_malloc(const char *type, size_t size, unsigned int align) __hpm_malloc
  * @return
  *   The zeroed block, or NULL with rte_errno set.
  */
-void *hpm_zmalloc(const char *type, size_t size, unsigned int align) __hpm_malloc
-	__hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+void *hpm_zmalloc(const char *type, size_t size, unsigned int align) __hpm_malloc __hpm_dealloc_free
+	__hpm_alloc_size(2) __hpm_alloc_align(3);
 
 /**
  * Allocate a zeroed array of num elements of size bytes.
@@ -201,8 +207,9 @@ void *hpm_zmalloc(const char *type, size_t size, unsigned int align) __hpm_mallo
  * @return
  *   The zeroed block, or NULL with rte_errno set.
  */
-void *hpm_calloc(const char *type, size_t num, size_t size, unsigned int align) __hpm_malloc
-	__hpm_dealloc_free __hpm_alloc_size(2, 3) __hpm_alloc_align(4);
+void *hpm_calloc(const char *type, size_t num, size_t size,
+	unsigned int align) __hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2, 3)
+	__hpm_alloc_align(4);
 
 /**
  * Resize a block, in place when it can, else by moving its contents (up to
@@ -235,13 +242,14 @@ void *hpm_realloc(void *ptr, size_t size, unsigned int align) __hpm_alloc_size(2
  *   Alignment, as for hpm_malloc().
  * @param socket
  *   NUMA socket, or SOCKET_ID_ANY for the caller's socket first, then the
- *   others. A socket without memory fails with EINVAL (without hugepages,
- *   like EAL, any socket below RTE_MAX_NUMA_NODES means SOCKET_ID_ANY).
+ *   others. A socket without memory fails with EINVAL; without hugepages
+ *   (EAL's --no-huge, or the anon source), like EAL, every socket means
+ *   SOCKET_ID_ANY.
  * @return
  *   The block, or NULL with rte_errno set.
  */
-void *hpm_malloc_socket(const char *type, size_t size, unsigned int align, int socket)
-	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+void *hpm_malloc_socket(const char *type, size_t size, unsigned int align,
+	int socket) __hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
 
 /**
  * As hpm_zmalloc(), on a given socket.
@@ -257,8 +265,8 @@ void *hpm_malloc_socket(const char *type, size_t size, unsigned int align, int s
  * @return
  *   The zeroed block, or NULL with rte_errno set.
  */
-void *hpm_zmalloc_socket(const char *type, size_t size, unsigned int align, int socket)
-	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+void *hpm_zmalloc_socket(const char *type, size_t size, unsigned int align,
+	int socket) __hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
 
 /**
  * As hpm_calloc(), on a given socket.
@@ -276,8 +284,8 @@ void *hpm_zmalloc_socket(const char *type, size_t size, unsigned int align, int 
  * @return
  *   The zeroed block, or NULL with rte_errno set.
  */
-void *hpm_calloc_socket(const char *type, size_t num, size_t size, unsigned int align, int socket)
-	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2, 3) __hpm_alloc_align(4);
+void *hpm_calloc_socket(const char *type, size_t num, size_t size, unsigned int align,
+	int socket) __hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2, 3) __hpm_alloc_align(4);
 
 /**
  * As hpm_realloc(), with the new block on a given socket: a block on another
@@ -294,8 +302,8 @@ void *hpm_calloc_socket(const char *type, size_t num, size_t size, unsigned int 
  * @return
  *   The resized block, or NULL with rte_errno set and @p ptr untouched.
  */
-void *hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
-	__hpm_alloc_size(2) __hpm_alloc_align(3);
+void *hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket) __hpm_alloc_size(2)
+	__hpm_alloc_align(3);
 
 /**
  * Allocate IOVA-contiguous memory: the block can be given to a device as one
@@ -313,8 +321,8 @@ void *hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
  *   The block, or NULL with rte_errno set: ENOTSUP when the source has no
  *   IOVA (anon), ENOMEM when no contiguous range can be had.
  */
-void *hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
-	__hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
+void *hpm_malloc_contig(const char *type, size_t size, unsigned int align,
+	int socket) __hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);
 
 /**
  * Allocate n blocks of the same size and alignment: all or nothing.
@@ -381,7 +389,8 @@ int hpm_malloc_validate(const void *ptr, size_t *size);
  * @param stats
  *   Filled on success.
  * @return
- *   0, or -1 with rte_errno EINVAL for an unknown socket.
+ *   0, or -1 with rte_errno EINVAL for an unknown socket, or before the
+ *   first allocation.
  */
 int hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats);
 
@@ -482,7 +491,8 @@ size_t hpm_cache_class_size(unsigned int cls);
 int hpm_heap_check(void);
 
 /**
- * Number of bad frees (foreign, interior, double) seen since hpm_init().
+ * Number of bad pointers (foreign, interior, already freed) given to
+ * hpm_free() or hpm_realloc() since hpm_init().
  *
  * @return
  *   The count.

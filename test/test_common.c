@@ -20,7 +20,7 @@ test_eal_init(const char *name, ...)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=hpmt_%s_%d", name, (int)getpid());
 	argv[argc++] = (char *)(uintptr_t)name;
 	argv[argc++] = prefix;
-	argv[argc++] = (char *)(uintptr_t)"--log-level=lib.eal:warning";
+	argv[argc++] = (char *)(uintptr_t) "--log-level=lib.eal:warning";
 	va_start(ap, name);
 	while ((arg = va_arg(ap, char *)) != NULL && argc < 31)
 		argv[argc++] = arg;

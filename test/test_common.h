@@ -20,14 +20,14 @@
 
 extern unsigned int test_failures;
 
-#define CHECK(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			test_failures++; \
+#define CHECK(cond, ...)                                                                \
+	do {                                                                            \
+		if (!(cond)) {                                                          \
+			test_failures++;                                                \
 			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__); \
-			fputc('\n', stderr); \
-		} \
+			fprintf(stderr, __VA_ARGS__);                                   \
+			fputc('\n', stderr);                                            \
+		}                                                                       \
 	} while (0)
 
 /** Exit code meson reads as "skipped". */

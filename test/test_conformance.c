@@ -45,8 +45,8 @@ struct api {
 	void *(*realloc)(void *ptr, size_t size, unsigned int align);
 	void *(*malloc_socket)(const char *type, size_t size, unsigned int align, int socket);
 	void *(*zmalloc_socket)(const char *type, size_t size, unsigned int align, int socket);
-	void *(*calloc_socket)(
-		const char *type, size_t num, size_t size, unsigned int align, int socket);
+	void *(*calloc_socket)(const char *type, size_t num, size_t size, unsigned int align,
+		int socket);
 	void *(*realloc_socket)(void *ptr, size_t size, unsigned int align, int socket);
 	void (*free)(void *ptr);
 	int (*validate)(const void *ptr, size_t *size);
@@ -664,11 +664,7 @@ static const struct row rows[] = {
 	{"malloc_socket 4 MiB, absent socket", f_malloc, .size = MIB(4), .socket = SOCK_ABSENT,
 		SAME(O_NULL, O_BLOCK), .hpm_err = EINVAL},
 	{"malloc_socket RTE_MAX_NUMA_NODES", f_malloc, .size = 100, .socket = RTE_MAX_NUMA_NODES,
-		SAME(O_NULL, O_BLOCK), HPM(O_NULL, O_NULL), .hpm_err = EINVAL,
-		.differs = "no-huge: rte_malloc_socket takes every socket that is no external "
-			   "heap as SOCKET_ID_ANY; hpm only those below RTE_MAX_NUMA_NODES "
-			   "(hpm_malloc_socket doc)",
-		.unlisted = true},
+		SAME(O_NULL, O_BLOCK), .hpm_err = EINVAL},
 	{"malloc_socket socket -2", f_malloc, .size = 100, .socket = -2, SAME(O_NULL, O_BLOCK),
 		.hpm_err = EINVAL},
 	{"zmalloc_socket absent socket", f_zmalloc, .size = 100, .socket = SOCK_ABSENT,

@@ -61,7 +61,7 @@ page_matches(const struct hpm_gran *g, const struct model *m)
 
 	for (i = 0; i < m->ngran; i++) {
 		if (hpm_bitrun_test(g->used, i) != m->used[i] ||
-				hpm_bitrun_test(g->dirty, i) != m->dirty[i])
+			hpm_bitrun_test(g->dirty, i) != m->dirty[i])
 			return false;
 		if (!m->used[i]) {
 			nfree++;
@@ -97,21 +97,23 @@ run_page(unsigned int ngran, unsigned int max_run, unsigned long ops, uint64_t *
 	m.ngran = ngran;
 	for (op = 0; op < ops; op++) {
 		/* phases that fill, drain and churn the page */
-		unsigned int alloc_pct = (op / 20000) % 3 == 0 ? 75 : (op / 20000) % 3 == 1 ? 50 : 30;
+		unsigned int alloc_pct = (op / 20000) % 3 == 0 ? 75
+			: (op / 20000) % 3 == 1                ? 50
+							       : 30;
 		bool do_alloc = m.nruns == 0 || test_rand(rs) % 100 < alloc_pct;
 
 		if (do_alloc) {
 			/* small runs dominate, as they do in use */
-			unsigned int n = test_rand(rs) % 4 == 0 ? 1 + test_rand(rs) % max_run :
-								   1 + test_rand(rs) % 4;
+			unsigned int n = test_rand(rs) % 4 == 0 ? 1 + test_rand(rs) % max_run
+								: 1 + test_rand(rs) % 4;
 			unsigned int align = random_align(rs, max_run);
 			int want = model_first_fit(&m, n, align);
 			bool dirty_seen = false, dirty_want = false;
 			int got = hpm_gran_page_take(&g, n, align, &dirty_seen);
 			unsigned int i;
 
-			CHECK(got == want, "%u granules align %u: page gives %d, first fit is %d", n,
-				align, got, want);
+			CHECK(got == want, "%u granules align %u: page gives %d, first fit is %d",
+				n, align, got, want);
 			if (got != want)
 				return;
 			if (got < 0) {
@@ -199,8 +201,7 @@ run_table(unsigned long ops, uint64_t *rs)
 			m.nruns--;
 		}
 	}
-	printf("table of %u granules: %lu ops, %u runs live at the end\n", MAX_GRAN, ops,
-		m.nruns);
+	printf("table of %u granules: %lu ops, %u runs live at the end\n", MAX_GRAN, ops, m.nruns);
 }
 
 static void

@@ -62,31 +62,30 @@ pattern(uint64_t seed, size_t off)
 }
 
 /* Visit the checked bytes of a block: all of a small one, edges and a byte per page of a big one. */
-#define FOR_CHECKED(size, off, seed) \
-	for (size_t _page = 0, off = 0; off < (size); \
-		off = (size) <= FULL_CHECK_SIZE ? off + 1 : \
-		      off + 1 < EDGE ? off + 1 : \
-		      off + 1 >= (size) - EDGE ? off + 1 : \
-		      (_page = RTE_ALIGN_CEIL(off + 1, 4096)) + (seed) % 4096 < (size) - EDGE ? \
-						      _page + (seed) % 4096 : \
-						      (size) - EDGE)
+#define FOR_CHECKED(size, off, seed)                                                            \
+	for (size_t _page = 0, off = 0; off < (size); off = (size) <= FULL_CHECK_SIZE ? off + 1 \
+			: off + 1 < EDGE                                              ? off + 1 \
+			: off + 1 >= (size)-EDGE                                      ? off + 1 \
+			: (_page = RTE_ALIGN_CEIL(off + 1, 4096)) + (seed) % 4096 < (size)-EDGE \
+			? _page + (seed) % 4096                                                 \
+			: (size)-EDGE)
 
 static void
 fill(uint8_t *p, size_t size, uint64_t seed)
 {
 	FOR_CHECKED(size, off, seed)
-		p[off] = pattern(seed, off);
+	p[off] = pattern(seed, off);
 }
 
 static bool
 intact(const uint8_t *p, size_t size, uint64_t seed)
 {
 	FOR_CHECKED(size, off, seed)
-		if (p[off] != pattern(seed, off)) {
-			fprintf(stderr, "block %p: byte %zu is %#x, want %#x\n", p, off, p[off],
-				pattern(seed, off));
-			return false;
-		}
+	if (p[off] != pattern(seed, off)) {
+		fprintf(stderr, "block %p: byte %zu is %#x, want %#x\n", p, off, p[off],
+			pattern(seed, off));
+		return false;
+	}
 	return true;
 }
 
@@ -94,8 +93,8 @@ static bool
 zeroed(const uint8_t *p, size_t size)
 {
 	FOR_CHECKED(size, off, (uint64_t)0)
-		if (p[off] != 0)
-			return false;
+	if (p[off] != 0)
+		return false;
 	return true;
 }
 
@@ -175,9 +174,9 @@ do_alloc(int op, struct counts *c)
 		num = 1 + test_rand(&rs) % 16;
 		size = RTE_MAX(size / num, (size_t)1);
 	}
-	p = op == OP_MALLOC  ? hpm_malloc("diff", size, align) :
-	    op == OP_ZMALLOC ? hpm_zmalloc("diff", size, align) :
-			       hpm_calloc("diff", num, size, align);
+	p = op == OP_MALLOC        ? hpm_malloc("diff", size, align)
+		: op == OP_ZMALLOC ? hpm_zmalloc("diff", size, align)
+				   : hpm_calloc("diff", num, size, align);
 	size *= num;
 	if (p == NULL) {
 		CHECK(rte_errno == ENOMEM, "alloc %zu align %zu: NULL with rte_errno %d", size,
@@ -209,11 +208,11 @@ do_realloc(struct counts *c)
 	c->in_place += p == old.p;
 	/* the common prefix moved with the block */
 	FOR_CHECKED(old.size, off, old.seed)
-		if (off < size && p[off] != pattern(old.seed, off)) {
-			CHECK(false, "realloc %p (%zu B) -> %p (%zu B): byte %zu lost", old.p,
-				old.size, p, size, off);
-			break;
-		}
+	if (off < size && p[off] != pattern(old.seed, off)) {
+		CHECK(false, "realloc %p (%zu B) -> %p (%zu B): byte %zu lost", old.p, old.size, p,
+			size, off);
+		break;
+	}
 	remove_block(k);
 	add_block(p, size, align);
 }
@@ -269,8 +268,8 @@ main(int argc, char **argv)
 	cfg.retain_size = 32 * MIB;
 	if (!strcmp(source, "eal")) {
 		rc = no_huge ? test_eal_init("heap_diff", "-l", "0", "--no-pci", "--no-huge", "-m",
-				       "1024", NULL) :
-			       test_eal_init("heap_diff", "-l", "0", "--no-pci", NULL);
+				       "1024", NULL)
+			     : test_eal_init("heap_diff", "-l", "0", "--no-pci", NULL);
 		if (rc != 0)
 			return TEST_SKIP;
 		cfg.source = HPM_SOURCE_EAL;
@@ -288,8 +287,11 @@ main(int argc, char **argv)
 
 	for (i = 0; i < ops && test_failures == 0; i++) {
 		unsigned int r = test_rand(&rs) % 100;
-		int op = r < 30 ? OP_MALLOC : r < 40 ? OP_ZMALLOC : r < 50 ? OP_CALLOC :
-			 r < 70 ? OP_REALLOC : OP_FREE;
+		int op = r < 30  ? OP_MALLOC
+			: r < 40 ? OP_ZMALLOC
+			: r < 50 ? OP_CALLOC
+			: r < 70 ? OP_REALLOC
+				 : OP_FREE;
 
 		if (nlive == 0 && (op == OP_REALLOC || op == OP_FREE))
 			op = OP_MALLOC;
@@ -335,8 +337,8 @@ main(int argc, char **argv)
 		cfg.retain_size);
 	printf("ops: malloc %lu zmalloc %lu calloc %lu realloc %lu (%lu in place) free %lu; "
 	       "ENOMEM %lu\n",
-		c.ops[OP_MALLOC], c.ops[OP_ZMALLOC], c.ops[OP_CALLOC], c.ops[OP_REALLOC], c.in_place,
-		c.ops[OP_FREE], c.enomem);
+		c.ops[OP_MALLOC], c.ops[OP_ZMALLOC], c.ops[OP_CALLOC], c.ops[OP_REALLOC],
+		c.in_place, c.ops[OP_FREE], c.enomem);
 	printf("heap: peak %.1f MiB held for %.1f MiB in blocks; after the drain %.1f MiB held, "
 	       "%u blocks\n",
 		peak.heap_totalsz_bytes / (double)MIB, peak.heap_allocsz_bytes / (double)MIB,

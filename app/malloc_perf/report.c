@@ -223,8 +223,8 @@ json_metric(FILE *f, const struct mp_results *r, unsigned int m)
 }
 
 int
-mp_report_json(
-	const char *path, const struct mp_env *env, const struct mp_results *res, unsigned int nres)
+mp_report_json(const char *path, const struct mp_env *env, const struct mp_results *res,
+	unsigned int nres)
 {
 	FILE *f = fopen(path, "w");
 	unsigned int w, m, b;

@@ -52,13 +52,14 @@ hpm_arena_verify(struct hpm_arena *a)
 		for (c = a->chunks; c != NULL; c = c->next)
 			for (i = 0; i < c->nunits; i++)
 				if (c->units[i].role == HPM_UNIT_LARGE &&
-						c->units[i].head == &c->units[i]) {
+					c->units[i].head == &c->units[i]) {
 					live_bytes += (size_t)c->units[i].nunits << HPM_UNIT_SHIFT;
 					live_count++;
 				}
 		if (live_bytes != a->alloc_bytes || live_count != a->alloc_count) {
-			HPM_LOG(ERR, "check: socket %d: live %zu bytes in %" PRIu64
-				     " blocks, counted %zu in %" PRIu64,
+			HPM_LOG(ERR,
+				"check: socket %d: live %zu bytes in %" PRIu64
+				" blocks, counted %zu in %" PRIu64,
 				a->socket, live_bytes, live_count, a->alloc_bytes, a->alloc_count);
 			bad++;
 		}

@@ -13,8 +13,7 @@ static uint64_t bad_pointers_before_init;
 void
 hpm_bad_pointer(const void *ptr, const char *op, const char *why)
 {
-	uint64_t *counter =
-		hpm_state != NULL ? &hpm_state->bad_frees : &bad_pointers_before_init;
+	uint64_t *counter = hpm_state != NULL ? &hpm_state->bad_frees : &bad_pointers_before_init;
 	uint64_t n = __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED);
 
 	/* rate-limited: the first few, then at powers of two */
@@ -25,8 +24,8 @@ hpm_bad_pointer(const void *ptr, const char *op, const char *why)
 uint64_t
 hpm_bad_free_count(void)
 {
-	return hpm_state != NULL ? __atomic_load_n(&hpm_state->bad_frees, __ATOMIC_RELAXED) :
-				   bad_pointers_before_init;
+	return hpm_state != NULL ? __atomic_load_n(&hpm_state->bad_frees, __ATOMIC_RELAXED)
+				 : bad_pointers_before_init;
 }
 
 size_t

@@ -18,15 +18,15 @@
 #define HPM_EXPENSIVE_CHECKS 0
 #endif
 
-#define HPM_ASSERT(cond) \
-	do { \
-		if (HPM_DEBUG && !(cond)) \
+#define HPM_ASSERT(cond)                                                \
+	do {                                                            \
+		if (HPM_DEBUG && !(cond))                               \
 			rte_panic("hpm assertion failed: %s\n", #cond); \
 	} while (0)
 
-#define HPM_ASSERT_EXPENSIVE(cond) \
-	do { \
-		if (HPM_EXPENSIVE_CHECKS && !(cond)) \
+#define HPM_ASSERT_EXPENSIVE(cond)                                      \
+	do {                                                            \
+		if (HPM_EXPENSIVE_CHECKS && !(cond))                    \
 			rte_panic("hpm assertion failed: %s\n", #cond); \
 	} while (0)
 

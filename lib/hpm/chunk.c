@@ -79,8 +79,8 @@ chunk_new(struct hpm_arena *a, size_t len, size_t align, bool contig)
 		u->index = i;
 		u->chunk = c;
 		u->va = (uint8_t *)r.va + ((size_t)i << HPM_UNIT_SHIFT);
-		u->iova = hpm_src->has_iova && r.unit_iova_contig ? hpm_src->iova(&r, u->va) :
-								    RTE_BAD_IOVA;
+		u->iova = hpm_src->has_iova && r.unit_iova_contig ? hpm_src->iova(&r, u->va)
+								  : RTE_BAD_IOVA;
 	}
 	if (hpm_pagemap_map(&hpm_state->pagemap, &hpm_state->meta, hpm_src, r.va, n, c->units))
 		goto fail_meta;
@@ -121,7 +121,8 @@ hpm_chunk_run_iova_contig(const struct hpm_chunk *c, unsigned int pos, unsigned 
 	if (!c->region.unit_iova_contig || c->units[pos].iova == RTE_BAD_IOVA)
 		return false;
 	for (i = 1; i < n; i++)
-		if (c->units[pos + i].iova != c->units[pos].iova + ((rte_iova_t)i << HPM_UNIT_SHIFT))
+		if (c->units[pos + i].iova !=
+			c->units[pos].iova + ((rte_iova_t)i << HPM_UNIT_SHIFT))
 			return false;
 	return true;
 }
@@ -281,8 +282,8 @@ hpm_chunk_verify(const struct hpm_arena *a)
 			bool used = hpm_bitrun_test(c->used, i);
 
 			if (used != (u->role != HPM_UNIT_FREE)) {
-				HPM_LOG(ERR, "check: unit %p role %u but used bit %d", u->va, u->role,
-					used);
+				HPM_LOG(ERR, "check: unit %p role %u but used bit %d", u->va,
+					u->role, used);
 				bad++;
 			}
 			if (!used) {

@@ -209,8 +209,8 @@ run_start(const struct hpm_unit *u, const void *p, unsigned int want)
 	unsigned int pos = off >> g->shift;
 
 	if ((off & ((UINT64_C(1) << g->shift) - 1)) != 0 || pos >= g->ngran ||
-			!hpm_bitrun_test(g->start, pos) || !((1u << g->state[pos]) & want) ||
-			g->state[pos] == HPM_BLK_NONE)
+		!hpm_bitrun_test(g->start, pos) || !((1u << g->state[pos]) & want) ||
+		g->state[pos] == HPM_BLK_NONE)
 		return -1;
 	return pos;
 }
@@ -316,8 +316,7 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 }
 
 void
-hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
-	size_t *bytes)
+hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest, size_t *bytes)
 {
 	const struct hpm_chunk *c;
 	unsigned int i;
@@ -360,7 +359,8 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 		}
 		if (hpm_bitrun_test(g->start, i)) {
 			if (!used) {
-				HPM_LOG(ERR, "check: granule page %p: start bit %u on a free granule",
+				HPM_LOG(ERR,
+					"check: granule page %p: start bit %u on a free granule",
 					u->va, i);
 				bad++;
 			} else {
@@ -373,16 +373,15 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 		}
 	}
 	if (nfree != g->nfree || (first_free >= 0 && (unsigned int)first_free < g->lowfree)) {
-		HPM_LOG(ERR, "check: granule page %p: nfree %u/%u lowfree %u first free %d",
-			u->va, g->nfree, nfree, g->lowfree, first_free);
+		HPM_LOG(ERR, "check: granule page %p: nfree %u/%u lowfree %u first free %d", u->va,
+			g->nfree, nfree, g->lowfree, first_free);
 		bad++;
 	}
 	for (l = a->gran[g->cls].partial; l != NULL; l = l->next)
 		if (l == g)
 			listed = true;
 	if (listed != (g->nfree > 0) || listed != (bool)g->on_list || g->unit != u) {
-		HPM_LOG(ERR, "check: granule page %p: listed %d nfree %u", u->va, listed,
-			g->nfree);
+		HPM_LOG(ERR, "check: granule page %p: listed %d nfree %u", u->va, listed, g->nfree);
 		bad++;
 	}
 	return bad;
@@ -406,7 +405,7 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 		}
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++)
 		if (pages[cls] != a->gran[cls].npages || empty[cls] != a->gran[cls].nempty ||
-				empty[cls] > 1) {
+			empty[cls] > 1) {
 			HPM_LOG(ERR, "check: granule class %u: %u/%u pages, %u/%u empty", cls,
 				pages[cls], a->gran[cls].npages, empty[cls], a->gran[cls].nempty);
 			bad++;

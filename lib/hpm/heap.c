@@ -163,7 +163,6 @@ set_prev_free(struct hpm_blk *next, const struct hpm_blk *b)
 	next->size |= BLK_PREV_FREE;
 }
 
-
 static int
 span_new(struct hpm_arena *a)
 {
@@ -397,8 +396,7 @@ hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
 }
 
 void
-hpm_heap_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
-	size_t *bytes)
+hpm_heap_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest, size_t *bytes)
 {
 	const struct hpm_blk *b;
 	unsigned int i;
@@ -442,7 +440,7 @@ check_span(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 			return bad + 1;
 		}
 		if (!!(b->size & BLK_PREV_FREE) != prev_free ||
-				(prev_free && b->prev_size != prev_size)) {
+			(prev_free && b->prev_size != prev_size)) {
 			HPM_LOG(ERR, "check: span %p: block %p has a wrong boundary tag", u->va, b);
 			bad++;
 		}
@@ -493,7 +491,8 @@ hpm_heap_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 		}
 	for (i = 0; i < HPM_HEAP_LISTS; i++) {
 		bool mapped = (a->heap.list_map[i / HPM_HEAP_LISTS_PER_RANGE] >>
-				      (i % HPM_HEAP_LISTS_PER_RANGE)) & 1;
+				      (i % HPM_HEAP_LISTS_PER_RANGE)) &
+			1;
 
 		if (mapped != (a->heap.lists[i] != NULL)) {
 			HPM_LOG(ERR, "check: heap list %u: bitmap %d", i, mapped);
@@ -514,7 +513,7 @@ hpm_heap_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 			bad++;
 		}
 	if (listed_blocks != free_blocks || spans != a->heap.nspans || empty != a->heap.nempty ||
-			empty > 1) {
+		empty > 1) {
 		HPM_LOG(ERR, "check: heap: %u listed / %u free blocks, %u/%u spans, %u/%u empty",
 			listed_blocks, free_blocks, spans, a->heap.nspans, empty, a->heap.nempty);
 		bad++;

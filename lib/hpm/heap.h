@@ -64,8 +64,8 @@ void *hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_
  * block, for a per-lcore cache; their payloads go to objs, their state bytes
  * (HPM_BLK_CACHED) to states. The number cut. Arena lock held.
  */
-unsigned int hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs,
-	uint8_t **states, unsigned int n);
+unsigned int hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **states,
+	unsigned int n);
 
 /** Free the block at p (a user's or a cache's); -EINVAL if p is not one. Arena lock held. */
 int hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes);

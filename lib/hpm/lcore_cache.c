@@ -116,8 +116,8 @@ fill_locked(struct hpm_arena *a, unsigned int cls, struct hpm_cache_obj *objs, u
 		got = hpm_gran_take_singles(a, HPM_GRAN_64K1, ptrs, states, n);
 	} else {
 		do {
-			k = hpm_heap_carve(a, hpm_cache_class_bytes(cls), ptrs + got,
-				states + got, n - got);
+			k = hpm_heap_carve(a, hpm_cache_class_bytes(cls), ptrs + got, states + got,
+				n - got);
 			got += k;
 		} while (k != 0 && got < n);
 	}
@@ -178,8 +178,8 @@ flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
 		int rc = -EINVAL;
 
 		if (*cc->objs[i].state == HPM_BLK_CACHED)
-			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(a, u, p, &bytes) :
-							hpm_gran_free(a, u, p, &bytes);
+			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(a, u, p, &bytes)
+						      : hpm_gran_free(a, u, p, &bytes);
 		if (rc == 0) {
 			a->alloc_bytes -= bytes;
 			a->alloc_count--;
@@ -316,8 +316,8 @@ hpm_cache_init(void)
 	rte_spinlock_init(&hpm_state->cache_lock);
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
-		lcore_cb_handle = rte_lcore_callback_register("hpm_cache", lcore_init,
-			lcore_uninit, NULL);
+		lcore_cb_handle =
+			rte_lcore_callback_register("hpm_cache", lcore_init, lcore_uninit, NULL);
 }
 
 void

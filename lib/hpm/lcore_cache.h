@@ -134,9 +134,9 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 		if (**state != HPM_BLK_USER)
 			return -1;
 		size = *(const size_t *)((const uint8_t *)p - 8) & ~(size_t)63;
-		return size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP ?
-			(int)(size / HPM_CACHE_BLOCK_STEP) - 1 :
-			-1;
+		return size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP
+			? (int)(size / HPM_CACHE_BLOCK_STEP) - 1
+			: -1;
 	case HPM_UNIT_G4K1:
 		if ((off & 4095) != 0)
 			return -1;

@@ -104,7 +104,7 @@ alloc_on_socket(size_t size, size_t align, int socket, bool contig, struct hpm_b
 	int first;
 
 	/* without hugepages a socket is only a wish, as in EAL */
-	if (st->no_huge && socket < RTE_MAX_NUMA_NODES)
+	if (st->no_huge)
 		socket = SOCKET_ID_ANY;
 	if (socket != SOCKET_ID_ANY) {
 		if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !st->arenas[socket].present) {
@@ -176,8 +176,8 @@ alloc_miss(size_t size, unsigned int align, int socket, unsigned int flags)
 	int cls;
 
 	if (c != NULL && (align & (align - 1)) == 0 &&
-			(socket == SOCKET_ID_ANY || socket == c->socket) &&
-			(cls = hpm_cache_class(size, align)) >= 0) {
+		(socket == SOCKET_ID_ANY || socket == c->socket) &&
+		(cls = hpm_cache_class(size, align)) >= 0) {
 		p = hpm_cache_refill(c, cls);
 		if (p != NULL) {
 			if (flags & ALLOC_F_ZERO)
@@ -202,7 +202,7 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 	int cls;
 
 	if (unlikely(t->gen != hpm_cache_gen || c == NULL || (align & (align - 1)) != 0 ||
-			    (socket != SOCKET_ID_ANY && socket != c->socket)))
+		    (socket != SOCKET_ID_ANY && socket != c->socket)))
 		return alloc_miss(size, align, socket, flags);
 	cls = hpm_cache_class(size, align);
 	if (unlikely(cls < 0))
@@ -288,8 +288,8 @@ free_slow(void *ptr, struct hpm_unit *u)
 	rte_spinlock_unlock(&a->lock);
 	if (unlikely(rc != 0))
 		hpm_bad_pointer(ptr, "hpm_free",
-			rc == -EALREADY ? "double free (the block is in a cache)" :
-					  "not a live block (interior pointer or double free)");
+			rc == -EALREADY ? "double free (the block is in a cache)"
+					: "not a live block (interior pointer or double free)");
 }
 
 /* Everything the free fast path does not do: binding, full stacks, other kinds. */
@@ -300,7 +300,8 @@ free_miss(void *ptr, struct hpm_unit *u)
 	uint8_t *state;
 	int cls;
 
-	if (c != NULL && u->socket == c->socket && (cls = hpm_cache_class_of(u, ptr, &state)) >= 0) {
+	if (c != NULL && u->socket == c->socket &&
+		(cls = hpm_cache_class_of(u, ptr, &state)) >= 0) {
 		*state = HPM_BLK_CACHED;
 		hpm_cache_flush_push(c, cls, ptr, state);
 		return;
@@ -422,10 +423,9 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if ((socket == SOCKET_ID_ANY || socket == u->socket ||
-			    (hpm_state->no_huge && socket < RTE_MAX_NUMA_NODES)) &&
-			((uintptr_t)ptr & (eff_align - 1)) == 0 &&
-			resize_in_place(a, u, ptr, size, eff_align, &bi) == 0) {
+	if ((socket == SOCKET_ID_ANY || socket == u->socket || hpm_state->no_huge) &&
+		((uintptr_t)ptr & (eff_align - 1)) == 0 &&
+		resize_in_place(a, u, ptr, size, eff_align, &bi) == 0) {
 		a->alloc_bytes += bi.bytes - old_bytes;
 		rte_spinlock_unlock(&a->lock);
 		return ptr;
@@ -455,8 +455,8 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 	if (n == 0)
 		return 0;
 	if (c != NULL && (align & (align - 1)) == 0 &&
-			(socket == SOCKET_ID_ANY || socket == c->socket) &&
-			(cls = hpm_cache_class(size, align)) >= 0) {
+		(socket == SOCKET_ID_ANY || socket == c->socket) &&
+		(cls = hpm_cache_class(size, align)) >= 0) {
 		struct hpm_cache_stack *cc = &c->cls[cls];
 
 		/* one refill of the whole shortfall: one lock round-trip */
@@ -502,7 +502,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	int cls;
 
 	if (u == NULL || u->socket != c->socket ||
-			(cls = hpm_cache_class_of(u, objs[0], &state)) < 0)
+		(cls = hpm_cache_class_of(u, objs[0], &state)) < 0)
 		return 0;
 	cc = &c->cls[cls];
 	if (cc->drain || cc->len >= cc->limit)
@@ -518,7 +518,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 			size_t off = (uint8_t *)objs[i] - u->va;
 
 			if (off >= HPM_UNIT_SIZE || (off & ((1u << shift) - 1)) != 0 ||
-					states[off >> shift] != HPM_BLK_USER)
+				states[off >> shift] != HPM_BLK_USER)
 				break;
 			state = &states[off >> shift];
 			*state = HPM_BLK_CACHED;
@@ -534,8 +534,8 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 		cc->objs[cc->len++].state = state;
 		/* the next one goes on only from the same unit, of the same class */
 		if (++i == room || objs[i] == NULL ||
-				(uintptr_t)((uint8_t *)objs[i] - u->va) >= HPM_UNIT_SIZE ||
-				hpm_cache_class_of(u, objs[i], &state) != cls)
+			(uintptr_t)((uint8_t *)objs[i] - u->va) >= HPM_UNIT_SIZE ||
+			hpm_cache_class_of(u, objs[i], &state) != cls)
 			return i;
 	}
 }
@@ -551,9 +551,9 @@ hpm_free_bulk(void *const *objs, unsigned int n)
 			i++;
 			continue;
 		}
-		k = t->gen == hpm_cache_gen && t->cache != NULL ?
-			free_run(t->cache, objs + i, n - i) :
-			0;
+		k = t->gen == hpm_cache_gen && t->cache != NULL
+			? free_run(t->cache, objs + i, n - i)
+			: 0;
 		if (k == 0) {
 			free_fast(objs[i]);
 			k = 1;

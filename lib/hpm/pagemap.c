@@ -21,7 +21,7 @@ leaf_get(struct hpm_pagemap *pm, struct hpm_meta *meta, const struct hpm_source_
 		return NULL;
 	/* two sockets' heaps may race for the same leaf: one wins */
 	if (!__atomic_compare_exchange_n(slot, &expected, leaf, false, __ATOMIC_ACQ_REL,
-			__ATOMIC_ACQUIRE)) {
+		    __ATOMIC_ACQUIRE)) {
 		hpm_meta_free(meta, src, leaf, LEAF_SIZE);
 		leaf = expected;
 	}
@@ -29,8 +29,8 @@ leaf_get(struct hpm_pagemap *pm, struct hpm_meta *meta, const struct hpm_source_
 }
 
 int
-hpm_pagemap_map(struct hpm_pagemap *pm, struct hpm_meta *meta,
-	const struct hpm_source_ops *src, const void *va, size_t n, struct hpm_unit *units)
+hpm_pagemap_map(struct hpm_pagemap *pm, struct hpm_meta *meta, const struct hpm_source_ops *src,
+	const void *va, size_t n, struct hpm_unit *units)
 {
 	uintptr_t a = (uintptr_t)va;
 	size_t i;
@@ -61,7 +61,7 @@ hpm_pagemap_unmap(struct hpm_pagemap *pm, const void *va, size_t n)
 
 		if (leaf != NULL)
 			__atomic_store_n(&leaf[(a >> HPM_UNIT_SHIFT) &
-					((1u << HPM_PM_LEAF_BITS) - 1)],
+						 ((1u << HPM_PM_LEAF_BITS) - 1)],
 				NULL, __ATOMIC_RELEASE);
 	}
 }

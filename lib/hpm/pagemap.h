@@ -42,8 +42,8 @@ hpm_pagemap_lookup(const struct hpm_pagemap *pm, const void *p)
 }
 
 /** Map n units from va to the descriptors units[0..n). 0 or -ENOMEM. */
-int hpm_pagemap_map(struct hpm_pagemap *pm, struct hpm_meta *meta,
-	const struct hpm_source_ops *src, const void *va, size_t n, struct hpm_unit *units);
+int hpm_pagemap_map(struct hpm_pagemap *pm, struct hpm_meta *meta, const struct hpm_source_ops *src,
+	const void *va, size_t n, struct hpm_unit *units);
 
 /** Forget n units from va. */
 void hpm_pagemap_unmap(struct hpm_pagemap *pm, const void *va, size_t n);

@@ -25,9 +25,9 @@ enum hpm_route {
 };
 
 struct hpm_route_rule {
-	size_t min_size;       /**< row matches sizes >= this */
-	size_t min_align;      /**< and alignments >= this */
-	size_t size_multiple;  /**< and, if not 0, sizes that are multiples of this */
+	size_t min_size;      /**< row matches sizes >= this */
+	size_t min_align;     /**< and alignments >= this */
+	size_t size_multiple; /**< and, if not 0, sizes that are multiples of this */
 	enum hpm_route route;
 };
 
@@ -50,7 +50,9 @@ struct hpm_route_rule {
 static const struct hpm_route_rule hpm_route_table[] = {
 	{.min_size = 0, .min_align = HPM_MIB(2) + 1, .route = HPM_ROUTE_LARGE},
 	{.min_size = HPM_MIB(2), .min_align = 0, .route = HPM_ROUTE_LARGE},
-	{.min_size = 0, .min_align = HPM_KIB(64), .size_multiple = HPM_KIB(64),
+	{.min_size = 0,
+		.min_align = HPM_KIB(64),
+		.size_multiple = HPM_KIB(64),
 		.route = HPM_ROUTE_G64K},
 	{.min_size = 0, .min_align = HPM_KIB(4), .route = HPM_ROUTE_G4K},
 	{.min_size = HPM_HEAP_MAX + 1, .min_align = 0, .route = HPM_ROUTE_G4K},
@@ -66,7 +68,7 @@ hpm_route(size_t size, size_t align)
 		const struct hpm_route_rule *r = &hpm_route_table[i];
 
 		if (size >= r->min_size && align >= r->min_align &&
-				(r->size_multiple == 0 || (size & (r->size_multiple - 1)) == 0))
+			(r->size_multiple == 0 || (size & (r->size_multiple - 1)) == 0))
 			return r->route;
 	}
 	return HPM_ROUTE_HEAP;

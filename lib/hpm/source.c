@@ -16,8 +16,8 @@
 #include "log.h"
 #include "source.h"
 
-static long
-hugepages_free(size_t page_size)
+long
+hpm_source_hugepages_free(size_t page_size)
 {
 	char path[128];
 	long n = 0;
@@ -42,13 +42,13 @@ hpm_source_pick(enum hpm_source_kind kind, size_t hugepage_size)
 		return hpm_source_eal_ready() ? &hpm_source_eal : NULL;
 	case HPM_SOURCE_HUGETLBFS:
 		hpm_source_hugetlbfs_set_page_size(hugepage_size);
-		return hugepages_free(hugepage_size) > 0 ? &hpm_source_hugetlbfs : NULL;
+		return hpm_source_hugepages_free(hugepage_size) > 0 ? &hpm_source_hugetlbfs : NULL;
 	case HPM_SOURCE_ANON:
 		return &hpm_source_anon;
 	case HPM_SOURCE_AUTO:
 		if (hpm_source_eal_ready())
 			return &hpm_source_eal;
-		if (hugepages_free(hugepage_size) > 0) {
+		if (hpm_source_hugepages_free(hugepage_size) > 0) {
 			hpm_source_hugetlbfs_set_page_size(hugepage_size);
 			return &hpm_source_hugetlbfs;
 		}

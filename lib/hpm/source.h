@@ -70,6 +70,9 @@ extern const struct hpm_source_ops hpm_source_anon;
  */
 const struct hpm_source_ops *hpm_source_pick(enum hpm_source_kind kind, size_t hugepage_size);
 
+/** Free hugepages of a size in the system (0 when unknown). */
+long hpm_source_hugepages_free(size_t page_size);
+
 /** True once rte_eal_init() has completed in this process. */
 bool hpm_source_eal_ready(void);
 

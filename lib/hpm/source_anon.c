@@ -21,8 +21,8 @@ anon_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool co
 
 	if (contig)
 		return -ENOTSUP;
-	va = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		-1, 0);
+	/* no MAP_NORESERVE: the kernel refuses what it could never back */
+	va = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (va == MAP_FAILED)
 		return -ENOMEM;
 	aligned = RTE_PTR_ALIGN_CEIL(va, align);

@@ -30,9 +30,9 @@ eal_zone_name(char *name, size_t len)
 
 	/* the pid keeps names of primary and secondary processes apart */
 	return snprintf(name, len, "hpm_%d_%u", (int)getpid(),
-		       atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed)) >= (int)len ?
-		-ENAMETOOLONG :
-		0;
+		       atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed)) >= (int)len
+		? -ENAMETOOLONG
+		: 0;
 }
 
 /* EAL keeps free heap memory zeroed, except on segments it marks dirty. */

@@ -35,10 +35,10 @@ static int
 config_check(const struct hpm_config *cfg)
 {
 	if (cfg->source > HPM_SOURCE_ANON || cfg->chunk_size < HPM_UNIT_SIZE ||
-			cfg->chunk_size % HPM_UNIT_SIZE != 0 ||
-			(cfg->hugepage_size != HPM_UNIT_SIZE &&
-				cfg->hugepage_size != (UINT64_C(1) << 30)) ||
-			(cfg->flags & ~HPM_CFG_F_VALIDATE) != 0)
+		cfg->chunk_size % HPM_UNIT_SIZE != 0 ||
+		(cfg->hugepage_size != HPM_UNIT_SIZE &&
+			cfg->hugepage_size != (UINT64_C(1) << 30)) ||
+		(cfg->flags & ~HPM_CFG_F_VALIDATE) != 0)
 		return -EINVAL;
 	return 0;
 }

@@ -56,10 +56,13 @@ hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
 	size_t cached_bytes;
 	uint64_t cached_blocks;
 
-	if (hpm_state_ready() != 0)
+	/* statistics of a heap that does not exist yet: none, and none made */
+	if (hpm_state == NULL) {
+		rte_errno = EINVAL;
 		return -1;
+	}
 	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !hpm_state->arenas[socket].present ||
-			stats == NULL) {
+		stats == NULL) {
 		rte_errno = EINVAL;
 		return -1;
 	}
@@ -82,7 +85,7 @@ hpm_malloc_dump_stats(FILE *f, const char *type)
 	unsigned int i;
 
 	RTE_SET_USED(type);
-	if (hpm_state_ready() != 0)
+	if (hpm_state == NULL)
 		return;
 	for (i = 0; i < hpm_state->nsockets; i++) {
 		int socket = hpm_state->socket_ids[i];
@@ -111,8 +114,8 @@ hpm_cache_stats(unsigned int lcore_id, int cls, struct hpm_cache_stats *st)
 	if (lcore_id >= RTE_MAX_LCORE || cls >= HPM_CACHE_NCLASS || st == NULL)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	c = hpm_state != NULL ? __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE) :
-				NULL;
+	c = hpm_state != NULL ? __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE)
+			      : NULL;
 	if (c == NULL)
 		return -ENOENT;
 	st->socket = c->socket;
@@ -144,8 +147,8 @@ hpm_cache_class_size(unsigned int cls)
 	if (cls >= HPM_CACHE_NCLASS)
 		return 0;
 	/* what a request may ask for: a small class's block less its header */
-	return cls < HPM_CACHE_SMALL_NCLASS ? hpm_cache_class_bytes(cls) - 16 :
-					      hpm_cache_class_bytes(cls);
+	return cls < HPM_CACHE_SMALL_NCLASS ? hpm_cache_class_bytes(cls) - 16
+					    : hpm_cache_class_bytes(cls);
 }
 
 rte_iova_t
