@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Build and run every test suite twice: a release build (build/) and a debug
-# build with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/).
+# Build and run every test suite three times: a release build (build/), a
+# debug build with AddressSanitizer and UndefinedBehaviorSanitizer
+# (build-asan/), and a debug build that checks the whole heap after every
+# locked operation (build-expensive/, with shorter runs).
 # Usage: devtools/run-tests.sh [meson test options]   e.g. --suite unit
 # Exits non-zero if anything fails. Tests that need hugepages should skip (exit 77) without.
 set -euo pipefail
@@ -81,6 +83,17 @@ if ninja -C build-asan; then
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
 		meson test -C build-asan --print-errorlogs --timeout-multiplier 4 "$@" || status=1
 	count build-asan
+else
+	status=1
+fi
+
+echo "=== debug build with expensive invariant checks (build-expensive/), short runs"
+setup build-expensive -Dexpensive_checks=true -Dbuildtype=debug
+if ninja -C build-expensive; then
+	# every locked operation checks the whole heap: fewer operations
+	HPM_TEST_OPS=${HPM_TEST_OPS:-20000} \
+		meson test -C build-expensive --print-errorlogs --no-suite perf "$@" || status=1
+	count build-expensive
 else
 	status=1
 fi

@@ -82,8 +82,13 @@ enum hpm_source_kind {
 	HPM_SOURCE_ANON,
 };
 
-/** Check the whole heap before and after every operation (slow; for debugging). */
+/**
+ * Check the whole heap after every operation that takes a socket's lock
+ * (slow; for debugging): a broken invariant stops the process with a report.
+ */
 #define HPM_CFG_F_VALIDATE RTE_BIT32(0)
+/** No per-lcore caches: every operation takes the socket's lock (for comparisons). */
+#define HPM_CFG_F_NO_CACHE RTE_BIT32(1)
 
 /**
  * hpmalloc configuration, given to hpm_init(). Fill it with

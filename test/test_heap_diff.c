@@ -262,6 +262,8 @@ main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--no-huge"))
 			no_huge = true;
 	}
+	if (getenv("HPM_TEST_OPS") != NULL)
+		ops = strtoul(getenv("HPM_TEST_OPS"), NULL, 0);
 	rs = test_seed(0xd1ff);
 	hpm_config_defaults(&cfg);
 	cfg.chunk_size = 8 * MIB;

@@ -3,16 +3,19 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include <rte_debug.h>
+
 #include "arena.h"
 #include "log.h"
 
 void
-hpm_arena_init(struct hpm_arena *a, int socket)
+hpm_arena_init(struct hpm_arena *a, int socket, bool validate)
 {
 	memset(a, 0, sizeof(*a));
 	rte_spinlock_init(&a->lock);
 	a->socket = socket;
 	a->present = true;
+	a->validate = validate;
 }
 
 void
@@ -34,14 +37,13 @@ hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
 	rte_spinlock_unlock(&a->lock);
 }
 
-unsigned int
-hpm_arena_verify(struct hpm_arena *a)
+static unsigned int
+verify_locked(struct hpm_arena *a)
 {
 	size_t live_bytes = 0;
 	uint64_t live_count = 0;
 	unsigned int bad;
 
-	rte_spinlock_lock(&a->lock);
 	bad = hpm_chunk_verify(a);
 	bad += hpm_gran_verify(a, &live_bytes, &live_count);
 	bad += hpm_heap_verify(a, &live_bytes, &live_count);
@@ -64,6 +66,25 @@ hpm_arena_verify(struct hpm_arena *a)
 			bad++;
 		}
 	}
+	return bad;
+}
+
+unsigned int
+hpm_arena_verify(struct hpm_arena *a)
+{
+	unsigned int bad;
+
+	rte_spinlock_lock(&a->lock);
+	bad = verify_locked(a);
 	rte_spinlock_unlock(&a->lock);
 	return bad;
+}
+
+void
+hpm_arena_validate_locked(struct hpm_arena *a)
+{
+	unsigned int bad = verify_locked(a);
+
+	if (bad != 0)
+		rte_panic("hpm: socket %d: %u broken invariants (see above)\n", a->socket, bad);
 }

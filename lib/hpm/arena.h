@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_malloc.h>
 #include <rte_spinlock.h>
 
@@ -31,6 +32,8 @@ struct hpm_arena {
 	rte_spinlock_t lock;
 	int socket;
 	bool present;
+	/** Check the whole arena at every unlock (HPM_CFG_F_VALIDATE). */
+	bool validate;
 	struct hpm_chunk *chunks;
 	/** Where the next search for free units starts (seed 001). */
 	struct hpm_chunk *hint;
@@ -48,7 +51,24 @@ struct hpm_arena {
 };
 
 /** Set up an empty arena for a socket. */
-void hpm_arena_init(struct hpm_arena *a, int socket);
+void hpm_arena_init(struct hpm_arena *a, int socket, bool validate);
+
+/** Check the arena, lock held; stop the process if it is broken. */
+void hpm_arena_validate_locked(struct hpm_arena *a);
+
+static inline void
+hpm_arena_lock(struct hpm_arena *a)
+{
+	rte_spinlock_lock(&a->lock);
+}
+
+static inline void
+hpm_arena_unlock(struct hpm_arena *a)
+{
+	if (unlikely(a->validate))
+		hpm_arena_validate_locked(a);
+	rte_spinlock_unlock(&a->lock);
+}
 
 /** Fill EAL-style statistics. Takes the lock. */
 void hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st);

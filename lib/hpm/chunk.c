@@ -7,6 +7,7 @@
 
 #include "arena.h"
 #include "bitrun.h"
+#include "check.h"
 #include "chunk.h"
 #include "lcore_cache.h"
 #include "log.h"
@@ -223,6 +224,7 @@ hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n)
 	struct hpm_chunk *c = u->chunk;
 	unsigned int i;
 
+	HPM_ASSERT(n >= 1 && u->index + n <= c->nunits && hpm_bitrun_all_set(c->used, u->index, n));
 	for (i = 0; i < n; i++)
 		u[i].role = HPM_UNIT_FREE;
 	hpm_bitrun_clear(c->used, u->index, n);

@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "bitrun.h"
+#include "check.h"
 #include "gran.h"
 #include "log.h"
 #include "state.h"
@@ -106,6 +107,7 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 	int found = hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
 	unsigned int pos;
 
+	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
 	if (found < 0)
 		return -1;
 	pos = found;

@@ -7,6 +7,7 @@
 
 #include "arena.h"
 #include "bitrun.h"
+#include "check.h"
 #include "heap.h"
 #include "log.h"
 #include "state.h"
@@ -210,6 +211,7 @@ split_tail(struct hpm_arena *a, struct hpm_blk *b, size_t size)
 	size_t rest = blk_size(b) - size;
 	struct hpm_blk *tail, *next;
 
+	HPM_ASSERT(size >= BLK_MIN && size % BLK_ALIGN == 0 && size <= blk_size(b));
 	if (rest < BLK_MIN)
 		return;
 	b->size = size | (b->size & BLK_PREV_FREE);

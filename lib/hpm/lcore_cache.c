@@ -85,7 +85,7 @@ hpm_cache_bind(void)
 	if (hpm_state_ready() != 0)
 		return NULL;
 	lcore = rte_lcore_id();
-	if (lcore < RTE_MAX_LCORE) {
+	if (lcore < RTE_MAX_LCORE && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE)) {
 		rte_spinlock_lock(&hpm_state->cache_lock);
 		c = hpm_state->caches[lcore];
 		if (c == NULL) {
@@ -137,7 +137,7 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 
 	if (unlikely(__atomic_load_n(&cc->drain, __ATOMIC_RELAXED)))
 		hpm_cache_flush_all(c);
-	rte_spinlock_lock(&a->lock);
+	hpm_arena_lock(a);
 	update_limit(cc, cls, a);
 	if (want < cc->batch)
 		want = cc->batch;
@@ -145,7 +145,7 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	n = fill_locked(a, cls, cc->objs + cc->len, want);
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
 	a->alloc_count += n;
-	rte_spinlock_unlock(&a->lock);
+	hpm_arena_unlock(a);
 	cc->misses++;
 	cc->len += n;
 	return cc->len;
@@ -209,9 +209,9 @@ hpm_cache_flush_all(struct hpm_lcore_cache *c)
 {
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 
-	rte_spinlock_lock(&a->lock);
+	hpm_arena_lock(a);
 	flush_all_locked(a, c);
-	rte_spinlock_unlock(&a->lock);
+	hpm_arena_unlock(a);
 }
 
 void
@@ -220,7 +220,7 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 	struct hpm_cache_stack *cc = &c->cls[cls];
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 
-	rte_spinlock_lock(&a->lock);
+	hpm_arena_lock(a);
 	if (__atomic_load_n(&cc->drain, __ATOMIC_RELAXED)) {
 		flush_all_locked(a, c);
 	} else {
@@ -228,7 +228,7 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 		if (cc->len >= cc->limit)
 			flush_locked(a, cc, RTE_MAX(cc->len - cc->limit + cc->batch, 1u));
 	}
-	rte_spinlock_unlock(&a->lock);
+	hpm_arena_unlock(a);
 	cc->objs[cc->len].p = p;
 	cc->objs[cc->len++].state = state;
 }

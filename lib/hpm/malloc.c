@@ -70,7 +70,7 @@ alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm
 	/* outside LARGE a block lies in one unit: contiguous if units are */
 	if (contig && !hpm_state->unit_iova_contig)
 		route = HPM_ROUTE_LARGE;
-	rte_spinlock_lock(&a->lock);
+	hpm_arena_lock(a);
 	switch (route) {
 	case HPM_ROUTE_HEAP:
 		p = hpm_heap_alloc(a, size, align, bi);
@@ -91,7 +91,7 @@ alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm
 		a->alloc_bytes += bi->bytes;
 		a->alloc_count++;
 	}
-	rte_spinlock_unlock(&a->lock);
+	hpm_arena_unlock(a);
 	return p;
 }
 
@@ -160,7 +160,8 @@ cache_of_thread(void)
 {
 	struct hpm_lcore_cache *c = hpm_cache_get();
 
-	if (c == NULL && rte_lcore_id() < RTE_MAX_LCORE) {
+	if (c == NULL && rte_lcore_id() < RTE_MAX_LCORE && hpm_state != NULL &&
+		!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE)) {
 		hpm_cache_tls.gen = 0;
 		c = hpm_cache_get();
 	}
@@ -283,9 +284,9 @@ free_slow(void *ptr, struct hpm_unit *u)
 		return;
 	}
 	a = &hpm_state->arenas[u->socket];
-	rte_spinlock_lock(&a->lock);
+	hpm_arena_lock(a);
 	rc = hpm_block_free_locked(a, u, ptr);
-	rte_spinlock_unlock(&a->lock);
+	hpm_arena_unlock(a);
 	if (unlikely(rc != 0))
 		hpm_bad_pointer(ptr, "hpm_free",
 			rc == -EALREADY ? "double free (the block is in a cache)"
@@ -414,11 +415,11 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 	}
 	eff_align = RTE_MAX(align, HPM_MIN_ALIGN);
 	a = &hpm_state->arenas[u->socket];
-	rte_spinlock_lock(&a->lock);
+	hpm_arena_lock(a);
 	old_bytes = hpm_block_bytes(u, ptr);
 	old_usable = hpm_block_usable(u, ptr);
 	if (old_bytes == 0 || hpm_block_in_cache(u, ptr)) {
-		rte_spinlock_unlock(&a->lock);
+		hpm_arena_unlock(a);
 		hpm_bad_pointer(ptr, "hpm_realloc", "not a live block");
 		rte_errno = EINVAL;
 		return NULL;
@@ -427,10 +428,10 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		((uintptr_t)ptr & (eff_align - 1)) == 0 &&
 		resize_in_place(a, u, ptr, size, eff_align, &bi) == 0) {
 		a->alloc_bytes += bi.bytes - old_bytes;
-		rte_spinlock_unlock(&a->lock);
+		hpm_arena_unlock(a);
 		return ptr;
 	}
-	rte_spinlock_unlock(&a->lock);
+	hpm_arena_unlock(a);
 	p = alloc_fast(size, align, socket, 0);
 	if (p == NULL)
 		return NULL;

@@ -9,6 +9,7 @@
 #include <rte_errno.h>
 #include <rte_spinlock.h>
 
+#include "check.h"
 #include "log.h"
 #include "state.h"
 
@@ -38,7 +39,7 @@ config_check(const struct hpm_config *cfg)
 		cfg->chunk_size % HPM_UNIT_SIZE != 0 ||
 		(cfg->hugepage_size != HPM_UNIT_SIZE &&
 			cfg->hugepage_size != (UINT64_C(1) << 30)) ||
-		(cfg->flags & ~HPM_CFG_F_VALIDATE) != 0)
+		(cfg->flags & ~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE)) != 0)
 		return -EINVAL;
 	return 0;
 }
@@ -85,7 +86,8 @@ state_create(const struct hpm_config *cfg)
 	for (i = 0; i < n; i++) {
 		if (ids[i] < 0 || ids[i] >= RTE_MAX_NUMA_NODES)
 			continue;
-		hpm_arena_init(&st->arenas[ids[i]], ids[i]);
+		hpm_arena_init(&st->arenas[ids[i]], ids[i],
+			HPM_EXPENSIVE_CHECKS || (cfg->flags & HPM_CFG_F_VALIDATE));
 		st->socket_ids[st->nsockets++] = ids[i];
 	}
 	hpm_src = src;
