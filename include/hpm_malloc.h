@@ -114,6 +114,23 @@ struct hpm_config {
 	size_t initial_size;
 	/** Hugepage size for HPM_SOURCE_HUGETLBFS: 2 MiB (default) or 1 GiB. */
 	size_t hugepage_size;
+	/**
+	 * Most blocks a per-lcore cache holds per size class (default 512,
+	 * at most 512; 0: no caches, as HPM_CFG_F_NO_CACHE).
+	 */
+	unsigned int cache_max;
+	/**
+	 * Least blocks a class may hold whatever the heap's size (default 64,
+	 * two bursts of 32).
+	 */
+	unsigned int cache_min;
+	/**
+	 * The caches of a socket together may hold 1/cache_share of its heap
+	 * (default 32): a class's limit is that share, divided among the lcores
+	 * with caches, in blocks, between cache_min and cache_max. The limit
+	 * grows with the heap, as the question of seed 003 asks.
+	 */
+	unsigned int cache_share;
 	/** HPM_CFG_F_* flags. */
 	uint32_t flags;
 };

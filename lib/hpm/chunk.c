@@ -56,7 +56,7 @@ chunk_new(struct hpm_arena *a, size_t len, size_t align, bool contig)
 	unsigned int i, n;
 	int rc;
 
-	rc = hpm_src->reserve(&r, len, align, a->socket, contig);
+	rc = hpm_source_reserve(hpm_src, &r, len, align, a->socket, contig);
 	if (rc != 0) {
 		rte_errno = rc == -ENOTSUP ? ENOTSUP : ENOMEM;
 		return NULL;

@@ -15,10 +15,6 @@ uint64_t hpm_cache_gen = 1;
 
 static void *lcore_cb_handle;
 
-/* Least and most a limit can be, and the heap's share a cache may hold. */
-#define LIMIT_MIN 64u
-#define HEAP_SHARE_SHIFT 5
-
 size_t
 hpm_cache_class_bytes(unsigned int cls)
 {
@@ -28,23 +24,24 @@ hpm_cache_class_bytes(unsigned int cls)
 }
 
 /*
- * The limit rule (seed 003's question): a class may hold up to 1/32 of the
- * socket's heap divided among the lcores that have caches, between 16 blocks
- * and the stack's capacity; refill and flush move half a limit. A small heap
- * keeps little memory idle in caches; a large one lets them absorb long
- * bursts.
+ * The limit rule (seed 003's question): the caches of a socket together may
+ * hold 1/cache_share of its heap; a class's share of that, divided among the
+ * lcores with caches, in blocks, bounded by cache_min and cache_max. Refill
+ * and flush move half a limit. A small heap keeps little memory idle in
+ * caches; a large one lets them absorb long bursts. (hpm_config has the
+ * knobs; doc/tuning says how the defaults were measured.)
  */
 static void
 update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_arena *a)
 {
+	const struct hpm_config *cfg = &hpm_state->cfg;
 	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
-	size_t budget = (a->total_bytes >> HEAP_SHARE_SHIFT) / ncaches;
-	size_t limit = budget / hpm_cache_class_bytes(cls);
+	size_t limit = a->total_bytes / cfg->cache_share / ncaches / hpm_cache_class_bytes(cls);
 
-	if (limit < LIMIT_MIN)
-		limit = LIMIT_MIN;
-	cc->limit = RTE_MIN(limit, (size_t)HPM_CACHE_CAP);
-	cc->batch = cc->limit / 2;
+	if (limit < cfg->cache_min)
+		limit = cfg->cache_min;
+	cc->limit = RTE_MIN(limit, (size_t)cfg->cache_max);
+	cc->batch = RTE_MAX(cc->limit / 2, 1u);
 }
 
 static struct hpm_lcore_cache *
@@ -57,10 +54,8 @@ cache_create(unsigned int lcore, int socket)
 		return NULL;
 	c->socket = socket;
 	c->lcore = lcore;
-	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
-		c->cls[i].limit = LIMIT_MIN;
-		c->cls[i].batch = LIMIT_MIN / 2;
-	}
+	for (i = 0; i < HPM_CACHE_NCLASS; i++)
+		update_limit(&c->cls[i], i, &hpm_state->arenas[socket]);
 	return c;
 }
 
@@ -85,7 +80,8 @@ hpm_cache_bind(void)
 	if (hpm_state_ready() != 0)
 		return NULL;
 	lcore = rte_lcore_id();
-	if (lcore < RTE_MAX_LCORE && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE)) {
+	if (lcore < RTE_MAX_LCORE && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) &&
+		hpm_state->cfg.cache_max != 0) {
 		rte_spinlock_lock(&hpm_state->cache_lock);
 		c = hpm_state->caches[lcore];
 		if (c == NULL) {

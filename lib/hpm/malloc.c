@@ -61,8 +61,9 @@ gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int a
 	return hpm_gran_alloc(a, cls, n, align, bi);
 }
 
+/* One block from an arena, by the route table. Lock held. */
 static void *
-alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm_blockinfo *bi)
+alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm_blockinfo *bi)
 {
 	enum hpm_route route = hpm_route(size, align);
 	void *p = NULL;
@@ -70,7 +71,6 @@ alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm
 	/* outside LARGE a block lies in one unit: contiguous if units are */
 	if (contig && !hpm_state->unit_iova_contig)
 		route = HPM_ROUTE_LARGE;
-	hpm_arena_lock(a);
 	switch (route) {
 	case HPM_ROUTE_HEAP:
 		p = hpm_heap_alloc(a, size, align, bi);
@@ -91,8 +91,41 @@ alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm
 		a->alloc_bytes += bi->bytes;
 		a->alloc_count++;
 	}
+	return p;
+}
+
+static void *
+alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm_blockinfo *bi)
+{
+	void *p;
+
+	hpm_arena_lock(a);
+	p = alloc_locked(a, size, align, contig, bi);
 	hpm_arena_unlock(a);
 	return p;
+}
+
+/* n blocks from one arena under one lock round-trip: all, or none. */
+static int
+bulk_in(struct hpm_arena *a, void **objs, unsigned int n, size_t size, size_t align)
+{
+	struct hpm_blockinfo bi;
+	unsigned int i;
+
+	hpm_arena_lock(a);
+	for (i = 0; i < n; i++) {
+		objs[i] = alloc_locked(a, size, align, false, &bi);
+		if (objs[i] == NULL)
+			break;
+	}
+	if (i < n)
+		while (i > 0) {
+			i--;
+			hpm_block_free_locked(a, hpm_block_unit(objs[i]), objs[i]);
+			objs[i] = NULL;
+		}
+	hpm_arena_unlock(a);
+	return objs[0] != NULL ? 0 : -ENOMEM;
 }
 
 static void *
@@ -161,7 +194,7 @@ cache_of_thread(void)
 	struct hpm_lcore_cache *c = hpm_cache_get();
 
 	if (c == NULL && rte_lcore_id() < RTE_MAX_LCORE && hpm_state != NULL &&
-		!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE)) {
+		!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) && hpm_state->cfg.cache_max != 0) {
 		hpm_cache_tls.gen = 0;
 		c = hpm_cache_get();
 	}
@@ -446,6 +479,49 @@ hpm_realloc(void *ptr, size_t size, unsigned int align)
 	return hpm_realloc_socket(ptr, size, align, SOCKET_ID_ANY);
 }
 
+/* Bulk without the cache: one arena, one lock round-trip, all or nothing. */
+static __rte_noinline int
+bulk_slow(void **objs, unsigned int n, size_t size, unsigned int align, int socket)
+{
+	struct hpm_state *st;
+	size_t eff_align = RTE_MAX(align, HPM_MIN_ALIGN);
+	unsigned int i;
+	int first;
+
+	if (size == 0 || (align & (align - 1)) != 0) {
+		rte_errno = EINVAL;
+		return -EINVAL;
+	}
+	if (size > HPM_SIZE_MAX) {
+		rte_errno = ENOMEM;
+		return -ENOMEM;
+	}
+	if (hpm_state_ready() != 0)
+		return -rte_errno;
+	st = hpm_state;
+	if (st->no_huge)
+		socket = SOCKET_ID_ANY;
+	if (socket != SOCKET_ID_ANY) {
+		if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !st->arenas[socket].present) {
+			rte_errno = EINVAL;
+			return -EINVAL;
+		}
+		if (bulk_in(&st->arenas[socket], objs, n, size, eff_align) == 0)
+			return 0;
+		rte_errno = ENOMEM;
+		return -ENOMEM;
+	}
+	first = caller_socket(st);
+	if (bulk_in(&st->arenas[first], objs, n, size, eff_align) == 0)
+		return 0;
+	for (i = 0; i < st->nsockets; i++)
+		if (st->socket_ids[i] != first &&
+			bulk_in(&st->arenas[st->socket_ids[i]], objs, n, size, eff_align) == 0)
+			return 0;
+	rte_errno = ENOMEM;
+	return -ENOMEM;
+}
+
 int
 hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, int socket)
 {
@@ -475,18 +551,10 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 			cc->hits += n;
 			return 0;
 		}
+		/* more than a cache holds, or memory is short: what it has goes back first */
+		hpm_cache_flush_all(c);
 	}
-	for (i = 0; i < n; i++) {
-		objs[i] = alloc_fast(size, align, socket, 0);
-		if (objs[i] == NULL) {
-			int rc = -rte_errno;
-
-			hpm_free_bulk(objs, i);
-			memset(objs, 0, sizeof(*objs) * i);
-			return rc;
-		}
-	}
-	return 0;
+	return bulk_slow(objs, n, size, align, socket);
 }
 
 /*

@@ -22,7 +22,7 @@ region_reserve(const struct hpm_source_ops *src, size_t len, const char *name)
 	struct hpm_region r;
 	struct hpm_meta_region *mr;
 
-	if (src->reserve_meta(&r, len, name) != 0)
+	if (hpm_source_reserve_meta(src, &r, len, name) != 0)
 		return NULL;
 	mr = r.va;
 	mr->region = r;

@@ -34,6 +34,39 @@ hpm_source_hugepages_free(size_t page_size)
 	return n;
 }
 
+long hpm_source_fail_after = -1;
+
+static bool
+injected_failure(void)
+{
+	long left = __atomic_load_n(&hpm_source_fail_after, __ATOMIC_RELAXED);
+
+	if (left < 0)
+		return false;
+	if (left == 0)
+		return true;
+	__atomic_sub_fetch(&hpm_source_fail_after, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+int
+hpm_source_reserve(const struct hpm_source_ops *src, struct hpm_region *r, size_t len, size_t align,
+	int socket, bool contig)
+{
+	if (injected_failure())
+		return -ENOMEM;
+	return src->reserve(r, len, align, socket, contig);
+}
+
+int
+hpm_source_reserve_meta(const struct hpm_source_ops *src, struct hpm_region *r, size_t len,
+	const char *name)
+{
+	if (injected_failure())
+		return -ENOMEM;
+	return src->reserve_meta(r, len, name);
+}
+
 const struct hpm_source_ops *
 hpm_source_pick(enum hpm_source_kind kind, size_t hugepage_size)
 {

@@ -70,6 +70,21 @@ extern const struct hpm_source_ops hpm_source_anon;
  */
 const struct hpm_source_ops *hpm_source_pick(enum hpm_source_kind kind, size_t hugepage_size);
 
+/**
+ * Fault injection for tests: the source's reservations (chunks and
+ * metadata) fail with -ENOMEM once this many more have succeeded; negative:
+ * never (the default).
+ */
+extern long hpm_source_fail_after;
+
+/** src->reserve() behind the fault injection hook. */
+int hpm_source_reserve(const struct hpm_source_ops *src, struct hpm_region *r, size_t len,
+	size_t align, int socket, bool contig);
+
+/** src->reserve_meta() behind the fault injection hook. */
+int hpm_source_reserve_meta(const struct hpm_source_ops *src, struct hpm_region *r, size_t len,
+	const char *name);
+
 /** Free hugepages of a size in the system (0 when unknown). */
 long hpm_source_hugepages_free(size_t page_size);
 

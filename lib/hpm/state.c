@@ -30,6 +30,9 @@ hpm_config_defaults(struct hpm_config *cfg)
 	cfg->retain_size = 64 * HPM_UNIT_SIZE / 2;
 	cfg->initial_size = 0;
 	cfg->hugepage_size = HPM_UNIT_SIZE;
+	cfg->cache_max = HPM_CACHE_CAP;
+	cfg->cache_min = 64;
+	cfg->cache_share = 32;
 }
 
 static int
@@ -39,7 +42,9 @@ config_check(const struct hpm_config *cfg)
 		cfg->chunk_size % HPM_UNIT_SIZE != 0 ||
 		(cfg->hugepage_size != HPM_UNIT_SIZE &&
 			cfg->hugepage_size != (UINT64_C(1) << 30)) ||
-		(cfg->flags & ~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE)) != 0)
+		(cfg->flags & ~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE)) != 0 ||
+		cfg->cache_max > HPM_CACHE_CAP || cfg->cache_min > cfg->cache_max ||
+		cfg->cache_share == 0)
 		return -EINVAL;
 	return 0;
 }

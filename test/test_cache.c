@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Per-lcore caches under load. Two lcores and a plain pthread allocate mixed
+ * sizes, fill every block with a pattern and hand blocks to each other
+ * through rings: every block is checked by whoever frees it. After the run
+ * everything is freed and the caches are flushed: the statistics are back at
+ * their start, the heap checks. Then: a registered non-EAL thread gets a
+ * cache that goes back when it unregisters; hpm_malloc_bulk() is all or
+ * nothing when the source runs dry (fault injection), leaks nothing, and
+ * works again when memory is back.
+ *
+ * usage: test_cache [--duration SECONDS]   (EAL with two lcores: -l 0-1)
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+
+#include "hpm_malloc.h"
+#include "source.h"
+#include "test_common.h"
+
+#define RING_SIZE 4096
+#define MIB (UINT64_C(1) << 20)
+
+struct msg {
+	uint8_t *p;
+	size_t size;
+};
+
+static struct rte_ring *to_worker, *to_main, *to_thread;
+static volatile bool stop;
+static unsigned int worker_lcore;
+
+struct counters {
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t enomem;
+	uint64_t bad;
+};
+
+/* Sizes the caches serve, and some they do not. */
+static size_t
+pick(uint64_t *rs, size_t *align)
+{
+	unsigned int r = test_rand(rs) % 100;
+
+	*align = 0;
+	if (r < 40)
+		return 1 + test_rand(rs) % 1024; /* small classes */
+	if (r < 65) {
+		*align = 4096;
+		return 4096; /* the 4 KiB class */
+	}
+	if (r < 75) {
+		*align = 65536;
+		return 65536; /* the 64 KiB class */
+	}
+	if (r < 90)
+		return 1025 + test_rand(rs) % 8000; /* heap, no class */
+	if (r < 99) {
+		*align = 4096;
+		return 4097 + test_rand(rs) % 60000; /* granule runs */
+	}
+	return 2 * MIB + test_rand(rs) % MIB; /* units */
+}
+
+static void
+fill(uint8_t *p, size_t size)
+{
+	uint64_t v = (uintptr_t)p ^ size;
+	size_t i, step = size <= 4096 ? 8 : 512;
+
+	for (i = 0; i + 8 <= size; i += step)
+		*(uint64_t *)(p + i) = v + i;
+}
+
+static bool
+intact(const uint8_t *p, size_t size)
+{
+	uint64_t v = (uintptr_t)p ^ size;
+	size_t i, step = size <= 4096 ? 8 : 512;
+
+	for (i = 0; i + 8 <= size; i += step)
+		if (*(const uint64_t *)(p + i) != v + i)
+			return false;
+	return true;
+}
+
+static struct msg *
+make(uint64_t *rs, struct counters *c)
+{
+	struct msg *m;
+	size_t align, size = pick(rs, &align);
+
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	m->size = size;
+	m->p = hpm_malloc("cache", size, align);
+	if (m->p == NULL) {
+		c->enomem++;
+		free(m);
+		return NULL;
+	}
+	if (align != 0 && ((uintptr_t)m->p & (align - 1)) != 0)
+		c->bad++;
+	fill(m->p, size);
+	c->allocs++;
+	return m;
+}
+
+static void
+consume(struct msg *m, struct counters *c)
+{
+	if (!intact(m->p, m->size))
+		c->bad++;
+	hpm_free(m->p);
+	c->frees++;
+	free(m);
+}
+
+/* Allocate, send, receive, check, free: the same loop on every thread. */
+static void
+churn(struct rte_ring *out, struct rte_ring *in, struct rte_ring *out2, uint64_t seed,
+	struct counters *c)
+{
+	uint64_t rs = seed;
+	void *got[32];
+	unsigned int i, n;
+
+	while (!stop) {
+		struct msg *m = make(&rs, c);
+
+		if (m != NULL) {
+			struct rte_ring *r = out2 != NULL && test_rand(&rs) % 4 == 0 ? out2 : out;
+
+			/* a full ring: free it here */
+			if (r == NULL || rte_ring_enqueue(r, m) != 0)
+				consume(m, c);
+		}
+		n = in != NULL ? rte_ring_dequeue_burst(in, got, RTE_DIM(got), NULL) : 0;
+		for (i = 0; i < n; i++)
+			consume(got[i], c);
+	}
+}
+
+static struct counters main_c, worker_c, thread_c;
+
+static int
+worker_main(void *arg)
+{
+	RTE_SET_USED(arg);
+	churn(to_main, to_worker, NULL, 0x1234, &worker_c);
+	hpm_cache_flush();
+	return 0;
+}
+
+static void *
+thread_main(void *arg)
+{
+	RTE_SET_USED(arg);
+	/* no lcore id: every call takes the locked path */
+	CHECK(rte_lcore_id() == LCORE_ID_ANY, "the pthread has lcore %u", rte_lcore_id());
+	churn(NULL, to_thread, NULL, 0x5678, &thread_c);
+	return NULL;
+}
+
+static void
+drain(struct rte_ring *r, struct counters *c)
+{
+	void *m = NULL;
+
+	while (rte_ring_dequeue(r, &m) == 0)
+		consume(m, c);
+}
+
+static void
+stress(double seconds)
+{
+	struct rte_malloc_socket_stats before, after;
+	struct hpm_cache_stats cs;
+	uint64_t end;
+	pthread_t thread;
+
+	CHECK(hpm_malloc_get_socket_stats(0, &before) == 0, "stats");
+	to_worker = rte_ring_create("to_worker", RING_SIZE, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	to_main = rte_ring_create("to_main", RING_SIZE, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	to_thread = rte_ring_create("to_thread", RING_SIZE, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (to_worker == NULL || to_main == NULL || to_thread == NULL) {
+		CHECK(false, "rings: %s", rte_strerror(rte_errno));
+		return;
+	}
+	stop = false;
+	CHECK(pthread_create(&thread, NULL, thread_main, NULL) == 0, "pthread_create");
+	rte_eal_remote_launch(worker_main, NULL, worker_lcore);
+	end = rte_get_timer_cycles() + (uint64_t)(seconds * rte_get_timer_hz());
+	/* the main lcore until the end; no timing is checked, only contents */
+	while (rte_get_timer_cycles() < end && main_c.bad == 0 && worker_c.bad == 0 &&
+		thread_c.bad == 0) {
+		uint64_t rs = 0x9abc ^ main_c.allocs;
+		void *got[32];
+		unsigned int i, n;
+		struct msg *m = make(&rs, &main_c);
+
+		if (m != NULL) {
+			struct rte_ring *r = test_rand(&rs) % 4 == 0 ? to_thread : to_worker;
+
+			if (rte_ring_enqueue(r, m) != 0)
+				consume(m, &main_c);
+		}
+		n = rte_ring_dequeue_burst(to_main, got, RTE_DIM(got), NULL);
+		for (i = 0; i < n; i++)
+			consume(got[i], &main_c);
+	}
+	stop = true;
+	rte_eal_wait_lcore(worker_lcore);
+	pthread_join(thread, NULL);
+	drain(to_main, &main_c);
+	drain(to_worker, &main_c);
+	drain(to_thread, &main_c);
+	printf("stress %.0f s: main %" PRIu64 " allocs, worker %" PRIu64 ", pthread %" PRIu64
+	       "; %" PRIu64 " frees in all; ENOMEM %" PRIu64 "\n",
+		seconds, main_c.allocs, worker_c.allocs, thread_c.allocs,
+		main_c.frees + worker_c.frees + thread_c.frees,
+		main_c.enomem + worker_c.enomem + thread_c.enomem);
+	CHECK(main_c.bad + worker_c.bad + thread_c.bad == 0,
+		"%" PRIu64 " blocks misaligned or damaged",
+		main_c.bad + worker_c.bad + thread_c.bad);
+	CHECK(main_c.allocs > 0 && worker_c.allocs > 0 && thread_c.allocs > 0,
+		"every thread allocated");
+	CHECK(main_c.allocs + worker_c.allocs + thread_c.allocs ==
+			main_c.frees + worker_c.frees + thread_c.frees,
+		"every block freed once");
+	CHECK(hpm_cache_stats(rte_lcore_id(), -1, &cs) == 0 && cs.hits > 0,
+		"the main lcore's cache served allocations");
+	CHECK(hpm_cache_stats(worker_lcore, -1, &cs) == 0 && cs.hits > 0 && cs.blocks == 0,
+		"the worker's cache served allocations and was flushed: %" PRIu64 " blocks",
+		cs.blocks);
+	hpm_cache_flush();
+	CHECK(hpm_cache_stats(rte_lcore_id(), -1, &cs) == 0 && cs.blocks == 0 && cs.bytes == 0,
+		"flushed main cache holds %" PRIu64 " blocks", cs.blocks);
+	CHECK(hpm_heap_check() == 0, "heap check after the stress");
+	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
+	CHECK(after.alloc_count == before.alloc_count &&
+			after.heap_allocsz_bytes == before.heap_allocsz_bytes,
+		"after the drain: %u blocks, %zu bytes (before %u, %zu)", after.alloc_count,
+		after.heap_allocsz_bytes, before.alloc_count, before.heap_allocsz_bytes);
+	rte_ring_free(to_worker);
+	rte_ring_free(to_main);
+	rte_ring_free(to_thread);
+}
+
+static void *
+registered_main(void *arg)
+{
+	unsigned int *lcore = arg;
+	struct hpm_cache_stats cs;
+	void *p[16];
+	unsigned int i;
+
+	if (rte_thread_register() != 0) {
+		CHECK(false, "rte_thread_register: %s", rte_strerror(rte_errno));
+		return NULL;
+	}
+	*lcore = rte_lcore_id();
+	for (i = 0; i < RTE_DIM(p); i++)
+		p[i] = hpm_malloc("registered", 4096, 4096);
+	for (i = 0; i < RTE_DIM(p); i++)
+		hpm_free(p[i]);
+	for (i = 0; i < RTE_DIM(p); i++)
+		p[i] = hpm_malloc("registered", 64, 0);
+	CHECK(hpm_cache_stats(*lcore, -1, &cs) == 0 && cs.hits > 0 && cs.blocks > 0,
+		"a registered thread has a cache: %" PRIu64 " hits, %" PRIu64 " blocks", cs.hits,
+		cs.blocks);
+	for (i = 0; i < RTE_DIM(p); i++)
+		hpm_free(p[i]);
+	rte_thread_unregister();
+	return NULL;
+}
+
+static void
+registered_thread(void)
+{
+	struct hpm_cache_stats cs;
+	unsigned int lcore = LCORE_ID_ANY;
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, registered_main, &lcore) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	if (lcore == LCORE_ID_ANY)
+		return;
+	CHECK(hpm_cache_stats(lcore, -1, &cs) == 0 && cs.blocks == 0,
+		"the cache of lcore %u went back when its thread unregistered: %" PRIu64 " blocks",
+		lcore, cs.blocks);
+	printf("registered thread: lcore %u had a cache, flushed at unregister\n", lcore);
+}
+
+/* Blocks live and bytes held by blocks, caches flushed. */
+static void
+snapshot(struct rte_malloc_socket_stats *st)
+{
+	hpm_cache_flush();
+	CHECK(hpm_malloc_get_socket_stats(0, st) == 0, "stats");
+}
+
+static void
+bulk_dry(size_t size, unsigned int align)
+{
+	struct rte_malloc_socket_stats base, now;
+	unsigned int got, i, n;
+	void **objs;
+	int rc;
+
+	snapshot(&base);
+	/* more than the whole heap could hold */
+	n = base.heap_totalsz_bytes / size + 64;
+	objs = calloc(2 * n, sizeof(*objs));
+	/* the heap may not grow any more: find how many fit, one call at a time */
+	hpm_source_fail_after = 0;
+	for (got = 0; got < 2 * n; got++) {
+		objs[got] = hpm_malloc("dry", size, align);
+		if (objs[got] == NULL)
+			break;
+	}
+	CHECK(got < 2 * n && rte_errno == ENOMEM, "%zu/%u: the heap did not run dry (%u)", size,
+		align, got);
+	for (i = 0; i < got; i++)
+		hpm_free(objs[i]);
+	snapshot(&now);
+	CHECK(now.alloc_count == base.alloc_count, "singles freed");
+	/* one more than fits: nothing, and nothing held */
+	memset(objs, 0x5a, 2 * n * sizeof(*objs));
+	rc = hpm_malloc_bulk(objs, got + 1, size, align, SOCKET_ID_ANY);
+	CHECK(rc == -ENOMEM, "bulk of %u (%u fit) of %zu/%u: %d", got + 1, got, size, align, rc);
+	snapshot(&now);
+	CHECK(now.alloc_count == base.alloc_count &&
+			now.heap_allocsz_bytes == base.heap_allocsz_bytes,
+		"a failed bulk left %u blocks, %zu bytes (before %u, %zu)", now.alloc_count,
+		now.heap_allocsz_bytes, base.alloc_count, base.heap_allocsz_bytes);
+	/* exactly what fits: all of it */
+	rc = hpm_malloc_bulk(objs, got, size, align, SOCKET_ID_ANY);
+	CHECK(rc == 0, "bulk of the %u that fit of %zu/%u: %d", got, size, align, rc);
+	if (rc == 0) {
+		for (i = 0; i < got; i++)
+			fill(objs[i], size);
+		for (i = 0; i < got; i++)
+			CHECK(intact(objs[i], size), "bulk block %u damaged", i);
+		CHECK(hpm_malloc_bulk(objs + got, 1, size, align, SOCKET_ID_ANY) == -ENOMEM,
+			"one more after a full bulk");
+		hpm_free_bulk(objs, got);
+	}
+	snapshot(&now);
+	CHECK(now.alloc_count == base.alloc_count, "bulk freed: %u blocks", now.alloc_count);
+	/* memory back: the heap grows again */
+	hpm_source_fail_after = -1;
+	rc = hpm_malloc_bulk(objs, got + 64, size, align, SOCKET_ID_ANY);
+	CHECK(rc == 0, "bulk of %u once the source has memory again: %d", got + 64, rc);
+	if (rc == 0)
+		hpm_free_bulk(objs, got + 64);
+	printf("bulk %zu/%u when dry: %u fit, %u refused whole\n", size, align, got, got + 1);
+	free(objs);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct hpm_config cfg;
+	double seconds = 10;
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--duration") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+	if (test_eal_init("cache", "-l", "0-1", "--no-pci", NULL) != 0)
+		return TEST_SKIP;
+	worker_lcore = rte_get_next_lcore(-1, 1, 0);
+	if (worker_lcore >= RTE_MAX_LCORE) {
+		printf("needs two lcores: skipped\n");
+		return test_end("cache") == 0 ? TEST_SKIP : 1;
+	}
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_EAL;
+	cfg.chunk_size = 4 * MIB;
+	/* no chunk goes back to the source: what fits when dry stays what fits */
+	cfg.retain_size = 512 * MIB;
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	stress(seconds);
+	registered_thread();
+	bulk_dry(4096, 4096);
+	bulk_dry(64, 0);
+	bulk_dry(8192, 4096);
+	CHECK(hpm_heap_check() == 0, "heap check at the end");
+	hpm_fini();
+	return test_end("cache");
+}
