@@ -391,7 +391,7 @@ main(int argc, char **argv)
 	cfg.source = HPM_SOURCE_EAL;
 	cfg.chunk_size = 4 * MIB;
 	/* no chunk goes back to the source: what fits when dry stays what fits */
-	cfg.retain_size = 512 * MIB;
+	cfg.retain_size = 64 * 1024 * MIB;
 	CHECK(hpm_init(&cfg) == 0, "hpm_init");
 	stress(seconds);
 	registered_thread();
