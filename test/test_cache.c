@@ -37,7 +37,7 @@ struct msg {
 };
 
 static struct rte_ring *to_worker, *to_main, *to_thread;
-static volatile bool stop;
+static bool stop;
 static unsigned int worker_lcore;
 
 struct counters {
@@ -137,7 +137,7 @@ churn(struct rte_ring *out, struct rte_ring *in, struct rte_ring *out2, uint64_t
 	void *got[32];
 	unsigned int i, n;
 
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
 		struct msg *m = make(&rs, c);
 
 		if (m != NULL) {
@@ -199,7 +199,7 @@ stress(double seconds)
 		CHECK(false, "rings: %s", rte_strerror(rte_errno));
 		return;
 	}
-	stop = false;
+	__atomic_store_n(&stop, false, __ATOMIC_RELEASE);
 	CHECK(pthread_create(&thread, NULL, thread_main, NULL) == 0, "pthread_create");
 	rte_eal_remote_launch(worker_main, NULL, worker_lcore);
 	end = rte_get_timer_cycles() + (uint64_t)(seconds * rte_get_timer_hz());
@@ -221,7 +221,7 @@ stress(double seconds)
 		for (i = 0; i < n; i++)
 			consume(got[i], &main_c);
 	}
-	stop = true;
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(worker_lcore);
 	pthread_join(thread, NULL);
 	drain(to_main, &main_c);

@@ -12,7 +12,7 @@ void
 hpm_arena_init(struct hpm_arena *a, int socket, bool validate)
 {
 	memset(a, 0, sizeof(*a));
-	rte_spinlock_init(&a->lock);
+	hpm_lock_init(&a->lock);
 	a->socket = socket;
 	a->present = true;
 	a->validate = validate;
@@ -24,7 +24,7 @@ hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
 	unsigned int count = 0;
 	size_t longest = 0, bytes = 0;
 
-	rte_spinlock_lock(&a->lock);
+	hpm_lock(&a->lock);
 	hpm_chunk_free_ranges(a, &count, &longest, &bytes);
 	hpm_gran_free_ranges(a, &count, &longest, &bytes);
 	hpm_heap_free_ranges(a, &count, &longest, &bytes);
@@ -34,7 +34,7 @@ hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
 	st->greatest_free_size = longest;
 	st->free_count = count;
 	st->alloc_count = a->alloc_count;
-	rte_spinlock_unlock(&a->lock);
+	hpm_unlock(&a->lock);
 }
 
 static unsigned int
@@ -74,9 +74,9 @@ hpm_arena_verify(struct hpm_arena *a)
 {
 	unsigned int bad;
 
-	rte_spinlock_lock(&a->lock);
+	hpm_lock(&a->lock);
 	bad = verify_locked(a);
-	rte_spinlock_unlock(&a->lock);
+	hpm_unlock(&a->lock);
 	return bad;
 }
 

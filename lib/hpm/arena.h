@@ -14,7 +14,7 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_malloc.h>
-#include <rte_spinlock.h>
+#include "lock.h"
 
 #include "chunk.h"
 #include "gran.h"
@@ -29,7 +29,7 @@ struct hpm_blockinfo {
 };
 
 struct hpm_arena {
-	rte_spinlock_t lock;
+	hpm_lock_t lock;
 	int socket;
 	bool present;
 	/** Check the whole arena at every unlock (HPM_CFG_F_VALIDATE). */
@@ -59,7 +59,7 @@ void hpm_arena_validate_locked(struct hpm_arena *a);
 static inline void
 hpm_arena_lock(struct hpm_arena *a)
 {
-	rte_spinlock_lock(&a->lock);
+	hpm_lock(&a->lock);
 }
 
 static inline void
@@ -67,7 +67,7 @@ hpm_arena_unlock(struct hpm_arena *a)
 {
 	if (unlikely(a->validate))
 		hpm_arena_validate_locked(a);
-	rte_spinlock_unlock(&a->lock);
+	hpm_unlock(&a->lock);
 }
 
 /** Fill EAL-style statistics. Takes the lock. */

@@ -157,11 +157,28 @@ find_block(const struct hpm_heap *h, size_t need, size_t align)
 	return first_nonempty(h, list_index_fit(need + align - BLK_ALIGN));
 }
 
+/*
+ * Flags of a block that may be live: its holder reads its size, without the
+ * lock, to free it into a cache; the size does not change, the word is
+ * written whole.
+ */
+static void
+set_flags_of_live(struct hpm_blk *b, size_t size)
+{
+	__atomic_store_n(&b->size, size, __ATOMIC_RELAXED);
+}
+
 static void
 set_prev_free(struct hpm_blk *next, const struct hpm_blk *b)
 {
 	next->prev_size = blk_size(b);
-	next->size |= BLK_PREV_FREE;
+	set_flags_of_live(next, next->size | BLK_PREV_FREE);
+}
+
+static void
+clear_prev_free(struct hpm_blk *next)
+{
+	set_flags_of_live(next, next->size & ~(size_t)BLK_PREV_FREE);
 }
 
 static int
@@ -258,7 +275,7 @@ hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blocki
 	}
 	b->size &= ~(size_t)BLK_FREE;
 	split_tail(a, b, need);
-	blk_next(b)->size &= ~(size_t)BLK_PREV_FREE;
+	clear_prev_free(blk_next(b));
 	u = hpm_pagemap_lookup(&hpm_state->pagemap, b);
 	*hpm_heap_state(u, blk_payload(b)) = HPM_BLK_USER;
 	bi->bytes = blk_size(b);
@@ -308,7 +325,7 @@ hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **st
 		list_insert(h, tail);
 		set_prev_free(blk_next(tail), tail);
 	} else {
-		blk_next(blk)->size &= ~(size_t)BLK_PREV_FREE;
+		clear_prev_free(blk_next(blk));
 	}
 	return m;
 }
@@ -389,7 +406,7 @@ hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
 			return -1;
 		list_remove(&a->heap, next);
 		b->size += blk_size(next);
-		blk_next(b)->size &= ~(size_t)BLK_PREV_FREE;
+		clear_prev_free(blk_next(b));
 	}
 	split_tail(a, b, need);
 	bi->bytes = blk_size(b);

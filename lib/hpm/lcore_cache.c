@@ -40,8 +40,9 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 
 	if (limit < cfg->cache_min)
 		limit = cfg->cache_min;
-	cc->limit = RTE_MIN(limit, (size_t)cfg->cache_max);
-	cc->batch = RTE_MAX(cc->limit / 2, 1u);
+	limit = RTE_MIN(limit, (size_t)cfg->cache_max);
+	__atomic_store_n(&cc->limit, (uint32_t)limit, __ATOMIC_RELAXED);
+	cc->batch = RTE_MAX((uint32_t)limit / 2, 1u);
 }
 
 static struct hpm_lcore_cache *
@@ -54,8 +55,11 @@ cache_create(unsigned int lcore, int socket)
 		return NULL;
 	c->socket = socket;
 	c->lcore = lcore;
-	for (i = 0; i < HPM_CACHE_NCLASS; i++)
-		update_limit(&c->cls[i], i, &hpm_state->arenas[socket]);
+	/* the least; the first refill, under the lock, sets what the heap allows */
+	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+		c->cls[i].limit = RTE_MAX(hpm_state->cfg.cache_min, 1u);
+		c->cls[i].batch = RTE_MAX(c->cls[i].limit / 2, 1u);
+	}
 	return c;
 }
 
@@ -82,7 +86,7 @@ hpm_cache_bind(void)
 	lcore = rte_lcore_id();
 	if (lcore < RTE_MAX_LCORE && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) &&
 		hpm_state->cfg.cache_max != 0) {
-		rte_spinlock_lock(&hpm_state->cache_lock);
+		hpm_lock(&hpm_state->cache_lock);
 		c = hpm_state->caches[lcore];
 		if (c == NULL) {
 			c = cache_create(lcore, cache_socket(lcore));
@@ -91,7 +95,7 @@ hpm_cache_bind(void)
 				hpm_state->ncaches++;
 			}
 		}
-		rte_spinlock_unlock(&hpm_state->cache_lock);
+		hpm_unlock(&hpm_state->cache_lock);
 	}
 	t->cache = c;
 	t->gen = hpm_cache_gen;
@@ -131,7 +135,7 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 	unsigned int n;
 
-	if (unlikely(__atomic_load_n(&cc->drain, __ATOMIC_RELAXED)))
+	if (unlikely(hpm_cache_drain_asked(cc)))
 		hpm_cache_flush_all(c);
 	hpm_arena_lock(a);
 	update_limit(cc, cls, a);
@@ -142,8 +146,8 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
 	a->alloc_count += n;
 	hpm_arena_unlock(a);
-	cc->misses++;
-	cc->len += n;
+	hpm_cache_count(&cc->misses, 1);
+	hpm_cache_set_len(cc, cc->len + n);
 	return cc->len;
 }
 
@@ -156,8 +160,9 @@ hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
 
 	if (hpm_cache_fill(c, cls, cc->batch) == 0)
 		return NULL;
-	o = &cc->objs[--cc->len];
-	*o->state = HPM_BLK_USER;
+	o = &cc->objs[cc->len - 1];
+	hpm_cache_set_len(cc, cc->len - 1);
+	hpm_blk_state_set(o->state, HPM_BLK_USER);
 	return o->p;
 }
 
@@ -173,7 +178,7 @@ flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
 		size_t bytes = 0;
 		int rc = -EINVAL;
 
-		if (*cc->objs[i].state == HPM_BLK_CACHED)
+		if (hpm_blk_state_get(cc->objs[i].state) == HPM_BLK_CACHED)
 			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(a, u, p, &bytes)
 						      : hpm_gran_free(a, u, p, &bytes);
 		if (rc == 0) {
@@ -183,9 +188,9 @@ flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
 			HPM_LOG(ERR, "cache of lcore: block %p is not live in its arena", p);
 		}
 	}
-	cc->len -= n;
-	memmove(cc->objs, cc->objs + n, cc->len * sizeof(cc->objs[0]));
-	cc->flushes++;
+	memmove(cc->objs, cc->objs + n, (cc->len - n) * sizeof(cc->objs[0]));
+	hpm_cache_set_len(cc, cc->len - n);
+	hpm_cache_count(&cc->flushes, 1);
 }
 
 static void
@@ -217,7 +222,7 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 
 	hpm_arena_lock(a);
-	if (__atomic_load_n(&cc->drain, __ATOMIC_RELAXED)) {
+	if (hpm_cache_drain_asked(cc)) {
 		flush_all_locked(a, c);
 	} else {
 		update_limit(cc, cls, a);
@@ -226,7 +231,8 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 	}
 	hpm_arena_unlock(a);
 	cc->objs[cc->len].p = p;
-	cc->objs[cc->len++].state = state;
+	cc->objs[cc->len].state = state;
+	hpm_cache_set_len(cc, cc->len + 1);
 }
 
 bool
@@ -309,7 +315,7 @@ lcore_init(unsigned int lcore_id, void *arg)
 void
 hpm_cache_init(void)
 {
-	rte_spinlock_init(&hpm_state->cache_lock);
+	hpm_lock_init(&hpm_state->cache_lock);
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =

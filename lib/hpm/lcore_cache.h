@@ -90,6 +90,42 @@ extern HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 /** Changes at every hpm_init() and hpm_fini(): bindings of an older state are void. */
 extern uint64_t hpm_cache_gen;
 
+/*
+ * Fields of a stack that other threads read (statistics) or write (drain
+ * requests) go through relaxed atomics: plain moves on x86, and data races
+ * a thread sanitizer can check. Only the owner writes len and the counters.
+ */
+static __rte_always_inline void
+hpm_cache_set_len(struct hpm_cache_stack *cc, uint32_t len)
+{
+	__atomic_store_n(&cc->len, len, __ATOMIC_RELAXED);
+}
+
+static __rte_always_inline void
+hpm_cache_count(uint64_t *counter, uint64_t n)
+{
+	__atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
+}
+
+static __rte_always_inline bool
+hpm_cache_drain_asked(const struct hpm_cache_stack *cc)
+{
+	return __atomic_load_n(&cc->drain, __ATOMIC_RELAXED) != 0;
+}
+
+/* A block's state byte, read and written without the lock by whoever holds the block. */
+static __rte_always_inline uint8_t
+hpm_blk_state_get(const uint8_t *state)
+{
+	return __atomic_load_n(state, __ATOMIC_RELAXED);
+}
+
+static __rte_always_inline void
+hpm_blk_state_set(uint8_t *state, uint8_t value)
+{
+	__atomic_store_n(state, value, __ATOMIC_RELAXED);
+}
+
 /** Bind the calling thread to its lcore's cache; NULL for threads without one. */
 struct hpm_lcore_cache *hpm_cache_bind(void);
 
@@ -131,9 +167,11 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 		if ((off & 63) != 0)
 			return -1;
 		*state = &u->span->state[off >> 6];
-		if (**state != HPM_BLK_USER)
+		if (hpm_blk_state_get(*state) != HPM_BLK_USER)
 			return -1;
-		size = *(const size_t *)((const uint8_t *)p - 8) & ~(size_t)63;
+		/* the header's flags may change under the lock, its size not */
+		size = __atomic_load_n((const size_t *)((const uint8_t *)p - 8), __ATOMIC_RELAXED) &
+			~(size_t)63;
 		return size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP
 			? (int)(size / HPM_CACHE_BLOCK_STEP) - 1
 			: -1;
@@ -141,12 +179,12 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 		if ((off & 4095) != 0)
 			return -1;
 		*state = &u->gran->state[off >> 12];
-		return **state == HPM_BLK_USER ? HPM_CACHE_C4K : -1;
+		return hpm_blk_state_get(*state) == HPM_BLK_USER ? HPM_CACHE_C4K : -1;
 	case HPM_UNIT_G64K1:
 		if ((off & 65535) != 0)
 			return -1;
 		*state = &u->gran->state[off >> 16];
-		return **state == HPM_BLK_USER ? HPM_CACHE_C64K : -1;
+		return hpm_blk_state_get(*state) == HPM_BLK_USER ? HPM_CACHE_C64K : -1;
 	default:
 		return -1;
 	}

@@ -233,6 +233,7 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
 	struct hpm_cache_obj *o;
+	uint32_t len;
 	int cls;
 
 	if (unlikely(t->gen != hpm_cache_gen || c == NULL || (align & (align - 1)) != 0 ||
@@ -242,11 +243,13 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 	if (unlikely(cls < 0))
 		return alloc_miss(size, align, socket, flags);
 	cc = &c->cls[cls];
-	if (unlikely(cc->len == 0 || cc->drain))
+	len = cc->len;
+	if (unlikely(len == 0 || hpm_cache_drain_asked(cc)))
 		return alloc_miss(size, align, socket, flags);
-	o = &cc->objs[--cc->len];
-	*o->state = HPM_BLK_USER;
-	cc->hits++;
+	o = &cc->objs[--len];
+	hpm_cache_set_len(cc, len);
+	hpm_blk_state_set(o->state, HPM_BLK_USER);
+	hpm_cache_count(&cc->hits, 1);
 	if (flags & ALLOC_F_ZERO)
 		memset(o->p, 0, size);
 	return o->p;
@@ -336,7 +339,7 @@ free_miss(void *ptr, struct hpm_unit *u)
 
 	if (c != NULL && u->socket == c->socket &&
 		(cls = hpm_cache_class_of(u, ptr, &state)) >= 0) {
-		*state = HPM_BLK_CACHED;
+		hpm_blk_state_set(state, HPM_BLK_CACHED);
 		hpm_cache_flush_push(c, cls, ptr, state);
 		return;
 	}
@@ -351,6 +354,7 @@ free_fast(void *ptr)
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
 	uint8_t *state;
+	uint32_t len;
 	int cls;
 
 	/* never into a foreign socket's cache */
@@ -361,11 +365,13 @@ free_fast(void *ptr)
 	if (unlikely(cls < 0))
 		return free_slow(ptr, u);
 	cc = &c->cls[cls];
-	if (unlikely(cc->len >= cc->limit || cc->drain))
+	len = cc->len;
+	if (unlikely(len >= cc->limit || hpm_cache_drain_asked(cc)))
 		return free_miss(ptr, u);
-	*state = HPM_BLK_CACHED;
-	cc->objs[cc->len].p = ptr;
-	cc->objs[cc->len++].state = state;
+	hpm_blk_state_set(state, HPM_BLK_CACHED);
+	cc->objs[len].p = ptr;
+	cc->objs[len].state = state;
+	hpm_cache_set_len(cc, len + 1);
 }
 
 void
@@ -540,15 +546,14 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 		if (cc->len < n)
 			hpm_cache_fill(c, cls, n - cc->len);
 		if (cc->len >= n) {
-			const struct hpm_cache_obj *top;
+			const struct hpm_cache_obj *top = &cc->objs[cc->len - n];
 
-			cc->len -= n;
-			top = &cc->objs[cc->len];
+			hpm_cache_set_len(cc, cc->len - n);
 			for (i = 0; i < n; i++) {
 				objs[i] = top[i].p;
-				*top[i].state = HPM_BLK_USER;
+				hpm_blk_state_set(top[i].state, HPM_BLK_USER);
 			}
-			cc->hits += n;
+			hpm_cache_count(&cc->hits, n);
 			return 0;
 		}
 		/* more than a cache holds, or memory is short: what it has goes back first */
@@ -574,7 +579,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 		(cls = hpm_cache_class_of(u, objs[0], &state)) < 0)
 		return 0;
 	cc = &c->cls[cls];
-	if (cc->drain || cc->len >= cc->limit)
+	if (hpm_cache_drain_asked(cc) || cc->len >= cc->limit)
 		return 0;
 	room = RTE_MIN(n, cc->limit - cc->len);
 	if (u->role != HPM_UNIT_SPAN) {
@@ -587,20 +592,21 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 			size_t off = (uint8_t *)objs[i] - u->va;
 
 			if (off >= HPM_UNIT_SIZE || (off & ((1u << shift) - 1)) != 0 ||
-				states[off >> shift] != HPM_BLK_USER)
+				hpm_blk_state_get(&states[off >> shift]) != HPM_BLK_USER)
 				break;
 			state = &states[off >> shift];
-			*state = HPM_BLK_CACHED;
+			hpm_blk_state_set(state, HPM_BLK_CACHED);
 			top[i].p = objs[i];
 			top[i].state = state;
 		}
-		cc->len += i;
+		hpm_cache_set_len(cc, cc->len + i);
 		return i;
 	}
 	for (i = 0;;) {
-		*state = HPM_BLK_CACHED;
+		hpm_blk_state_set(state, HPM_BLK_CACHED);
 		cc->objs[cc->len].p = objs[i];
-		cc->objs[cc->len++].state = state;
+		cc->objs[cc->len].state = state;
+		hpm_cache_set_len(cc, cc->len + 1);
 		/* the next one goes on only from the same unit, of the same class */
 		if (++i == room || objs[i] == NULL ||
 			(uintptr_t)((uint8_t *)objs[i] - u->va) >= HPM_UNIT_SIZE ||

@@ -58,7 +58,7 @@ void
 hpm_meta_init(struct hpm_meta *m, struct hpm_meta_region *first, size_t bootstrap_len)
 {
 	memset(m, 0, sizeof(*m));
-	rte_spinlock_init(&m->lock);
+	hpm_lock_init(&m->lock);
 	region_link(m, first);
 	m->bump = (uint8_t *)first + HPM_META_HDR_SIZE +
 		RTE_ALIGN_CEIL(bootstrap_len, RTE_CACHE_LINE_SIZE);
@@ -85,7 +85,7 @@ hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size
 	size_t cls_size = (size_t)1 << (cls + HPM_META_MIN_LOG2);
 	void *p = NULL;
 
-	rte_spinlock_lock(&m->lock);
+	hpm_lock(&m->lock);
 	if (size > ((size_t)1 << HPM_META_MAX_LOG2)) {
 		p = alloc_region_of_its_own(m, src, size);
 		goto out;
@@ -112,7 +112,7 @@ hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size
 	m->bump += cls_size;
 	m->used_bytes += cls_size;
 out:
-	rte_spinlock_unlock(&m->lock);
+	hpm_unlock(&m->lock);
 	return p;
 }
 
@@ -123,7 +123,7 @@ hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, siz
 
 	if (p == NULL)
 		return;
-	rte_spinlock_lock(&m->lock);
+	hpm_lock(&m->lock);
 	if (size > ((size_t)1 << HPM_META_MAX_LOG2)) {
 		struct hpm_meta_region *mr =
 			(struct hpm_meta_region *)((uint8_t *)p - HPM_META_HDR_SIZE);
@@ -136,14 +136,14 @@ hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, siz
 			mr->next->prev = mr->prev;
 		m->reserved_bytes -= mr->region.len;
 		m->used_bytes -= mr->region.len;
-		rte_spinlock_unlock(&m->lock);
+		hpm_unlock(&m->lock);
 		src->release(&mr->region);
 		return;
 	}
 	*(void **)p = m->free[cls];
 	m->free[cls] = p;
 	m->used_bytes -= (size_t)1 << (cls + HPM_META_MIN_LOG2);
-	rte_spinlock_unlock(&m->lock);
+	hpm_unlock(&m->lock);
 }
 
 void

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <rte_spinlock.h>
+#include "lock.h"
 
 #include "source.h"
 
@@ -30,7 +30,7 @@ struct hpm_meta_region {
 };
 
 struct hpm_meta {
-	rte_spinlock_t lock;
+	hpm_lock_t lock;
 	uint8_t *bump;
 	uint8_t *end;
 	void *free[HPM_META_MAX_LOG2 - HPM_META_MIN_LOG2 + 1];

@@ -7,7 +7,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_spinlock.h>
+#include "lock.h"
 
 #include "check.h"
 #include "log.h"
@@ -19,7 +19,7 @@ struct hpm_state *hpm_state;
 const struct hpm_source_ops *hpm_src;
 
 /* Serialises initialisation and teardown within this process. */
-static rte_spinlock_t init_lock = RTE_SPINLOCK_INITIALIZER;
+static hpm_lock_t init_lock = HPM_LOCK_INITIALIZER;
 
 void
 hpm_config_defaults(struct hpm_config *cfg)
@@ -106,9 +106,9 @@ state_create(const struct hpm_config *cfg)
 		for (i = 0; i < st->nsockets; i++) {
 			struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
 
-			rte_spinlock_lock(&a->lock);
+			hpm_lock(&a->lock);
 			rc = hpm_chunk_reserve(a, cfg->initial_size);
-			rte_spinlock_unlock(&a->lock);
+			hpm_unlock(&a->lock);
 			if (rc != 0) {
 				HPM_LOG(ERR, "cannot reserve %zu bytes on socket %d",
 					cfg->initial_size, a->socket);
@@ -128,9 +128,9 @@ state_destroy(void)
 	for (i = 0; i < st->nsockets; i++) {
 		struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
 
-		rte_spinlock_lock(&a->lock);
+		hpm_lock(&a->lock);
 		hpm_chunk_release_all(a);
-		rte_spinlock_unlock(&a->lock);
+		hpm_unlock(&a->lock);
 	}
 	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
 	hpm_meta_release_all(&st->meta, hpm_src);
@@ -148,7 +148,7 @@ hpm_init(const struct hpm_config *cfg)
 	}
 	if (config_check(cfg) != 0)
 		return -EINVAL;
-	rte_spinlock_lock(&init_lock);
+	hpm_lock(&init_lock);
 	if (hpm_state != NULL) {
 		rc = -EALREADY;
 	} else {
@@ -156,7 +156,7 @@ hpm_init(const struct hpm_config *cfg)
 		if (rc != 0 && hpm_state != NULL)
 			state_destroy();
 	}
-	rte_spinlock_unlock(&init_lock);
+	hpm_unlock(&init_lock);
 	return rc;
 }
 
@@ -174,10 +174,10 @@ hpm_state_ensure(void)
 void
 hpm_fini(void)
 {
-	rte_spinlock_lock(&init_lock);
+	hpm_lock(&init_lock);
 	if (hpm_state != NULL)
 		state_destroy();
-	rte_spinlock_unlock(&init_lock);
+	hpm_unlock(&init_lock);
 }
 
 const char *

@@ -36,7 +36,7 @@ struct hpm_state {
 	uint32_t nsockets;
 	int socket_ids[RTE_MAX_NUMA_NODES];
 	uint64_t bad_frees;
-	rte_spinlock_t cache_lock;
+	hpm_lock_t cache_lock;
 	uint32_t ncaches;
 	struct hpm_lcore_cache *caches[RTE_MAX_LCORE];
 	struct hpm_meta meta;

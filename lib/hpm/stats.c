@@ -24,11 +24,11 @@ live_usable(const void *ptr)
 	if (u == NULL)
 		return 0;
 	a = &hpm_state->arenas[u->socket];
-	rte_spinlock_lock(&a->lock);
+	hpm_lock(&a->lock);
 	size = hpm_block_usable(u, ptr);
 	if (size != 0 && hpm_block_in_cache(u, ptr))
 		size = 0;
-	rte_spinlock_unlock(&a->lock);
+	hpm_unlock(&a->lock);
 	return size;
 }
 
