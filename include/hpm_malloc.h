@@ -110,6 +110,14 @@ struct hpm_config {
 	 * empty chunks beyond it go back to the source, so the heap shrinks.
 	 */
 	size_t retain_size;
+	/**
+	 * How long a chunk beyond retain_size stays empty before it goes back
+	 * to the source, in milliseconds (default 1000; 0: at once). Giving
+	 * memory back costs (EAL clears a memzone it gets back: about 50 us per
+	 * MiB); the delay keeps that off the path of a burst that frees and
+	 * allocates again, and hpm_heap_trim() gives back at once.
+	 */
+	unsigned int release_delay_ms;
 	/** Bytes reserved on each socket at hpm_init() (default 0: grow on demand). */
 	size_t initial_size;
 	/** Hugepage size for HPM_SOURCE_HUGETLBFS: 2 MiB (default) or 1 GiB. */
@@ -502,6 +510,15 @@ unsigned int hpm_cache_class_count(void);
  *   The size in bytes, 0 for a bad class.
  */
 size_t hpm_cache_class_size(unsigned int cls);
+
+/**
+ * Give every socket's empty chunks beyond retain_size back to the source now,
+ * without waiting for hpm_config::release_delay_ms.
+ *
+ * @return
+ *   The number of bytes given back.
+ */
+size_t hpm_heap_trim(void);
 
 /**
  * Check the heap's invariants: every structure of every socket.

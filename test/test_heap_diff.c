@@ -268,6 +268,7 @@ main(int argc, char **argv)
 	hpm_config_defaults(&cfg);
 	cfg.chunk_size = 8 * MIB;
 	cfg.retain_size = 32 * MIB;
+	cfg.release_delay_ms = 0; /* at once: the drain below shows it */
 	if (!strcmp(source, "eal")) {
 		rc = no_huge ? test_eal_init("heap_diff", "-l", "0", "--no-pci", "--no-huge", "-m",
 				       "1024", NULL)

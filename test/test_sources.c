@@ -42,6 +42,7 @@
  * singles), and one more.
  */
 #define SPARE_UNITS 6
+#define RELEASE_DELAY_MS 200
 
 enum mode { M_ANON, M_HUGETLBFS, M_EAL, M_EAL_NOHUGE };
 
@@ -261,6 +262,7 @@ init(void)
 	hpm_config_defaults(&cfg);
 	cfg.source = kinds[mode];
 	cfg.retain_size = RETAIN;
+	cfg.release_delay_ms = RELEASE_DELAY_MS;
 	rc = hpm_init(&cfg);
 	CHECK(rc == 0, "hpm_init(%s): %d", mode_names[mode], rc);
 	if (rc != 0)
@@ -599,7 +601,17 @@ check_give_back(void)
 	CHECK(hpm_heap_check() == 0, "heap check");
 	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0, "stats");
 	CHECK(st.alloc_count == 0, "%u blocks left", st.alloc_count);
-	printf("give back: heap %zu MiB at its peak, %zu MiB when empty (retain %zu MiB)\n",
+	/* empty chunks beyond the threshold wait for the release delay... */
+	CHECK(st.heap_totalsz_bytes > RETAIN + SPARE_UNITS * UNIT,
+		"empty chunks went back before the delay: heap %zu bytes", st.heap_totalsz_bytes);
+	usleep(2 * RELEASE_DELAY_MS * 1000);
+	/* ... and go back at the next free that empties a chunk */
+	big[0] = hpm_malloc("give_back", MIB(4), MIB(2));
+	CHECK(big[0] != NULL, "4 MiB after the drain: rte_errno %d", rte_errno);
+	hpm_free(big[0]);
+	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0, "stats");
+	printf("give back: heap %zu MiB at its peak, %zu MiB when empty after the delay "
+	       "(retain %zu MiB)\n",
 		peak >> 20, st.heap_totalsz_bytes >> 20, RETAIN >> 20);
 	CHECK(st.heap_totalsz_bytes <= RETAIN + SPARE_UNITS * UNIT,
 		"empty heap holds %zu bytes: more than retain_size %zu + %u spare units",
@@ -609,6 +621,19 @@ check_give_back(void)
 		CHECK(self_hugetlb_bytes() == (long long)st.heap_totalsz_bytes,
 			"hugetlbfs: the process maps %lld bytes of hugepages, the heap says %zu",
 			self_hugetlb_bytes(), st.heap_totalsz_bytes);
+
+	/* hpm_heap_trim() does not wait for the delay */
+	for (nbig = 0; nbig < BIG_N / 2; nbig++)
+		if ((big[nbig] = hpm_malloc("trim", MIB(2), 0)) == NULL)
+			break;
+	for (i = 0; i < nbig; i++)
+		hpm_free(big[i]);
+	hpm_cache_flush();
+	CHECK(hpm_heap_trim() > 0, "trim gave nothing back");
+	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0 &&
+			st.heap_totalsz_bytes <= RETAIN + SPARE_UNITS * UNIT,
+		"after hpm_heap_trim() the heap holds %zu bytes", st.heap_totalsz_bytes);
+	CHECK(hpm_heap_trim() == 0, "a second trim gave something back");
 }
 
 /* After hpm_fini(), hpm_init() works again, and allocates from the same source. */

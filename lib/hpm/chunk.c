@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_errno.h>
 
@@ -146,8 +147,10 @@ find_in_chunk(const struct hpm_chunk *c, unsigned int n, unsigned int align, boo
 static struct hpm_unit *
 take_at(struct hpm_arena *a, struct hpm_chunk *c, unsigned int pos, unsigned int n)
 {
-	if (c->nfree == c->nunits)
+	if (c->nfree == c->nunits) {
 		a->empty_bytes -= c->region.len;
+		c->empty_since_ms = 0;
+	}
 	hpm_bitrun_set(c->used, pos, n);
 	c->nfree -= n;
 	if (pos == c->lowfree) {
@@ -223,6 +226,7 @@ hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n)
 {
 	struct hpm_chunk *c = u->chunk;
 	unsigned int i;
+	uint64_t now;
 
 	HPM_ASSERT(n >= 1 && u->index + n <= c->nunits && hpm_bitrun_all_set(c->used, u->index, n));
 	for (i = 0; i < n; i++)
@@ -234,8 +238,47 @@ hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n)
 	if (c->nfree < c->nunits)
 		return;
 	a->empty_bytes += c->region.len;
-	if (a->empty_bytes > hpm_state->cfg.retain_size)
+	if (a->empty_bytes <= hpm_state->cfg.retain_size)
+		return;
+	if (hpm_state->cfg.release_delay_ms == 0) {
 		chunk_release(a, c);
+		return;
+	}
+	/* beyond the retain threshold: back to the source once idle long enough */
+	now = hpm_chunk_now_ms();
+	c->empty_since_ms = now;
+	hpm_chunk_release_idle(a, now);
+}
+
+uint64_t
+hpm_chunk_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	/* never 0: that means "in use" */
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
+}
+
+size_t
+hpm_chunk_release_idle(struct hpm_arena *a, uint64_t now_ms)
+{
+	uint64_t delay = hpm_state->cfg.release_delay_ms;
+	struct hpm_chunk *c, *next;
+	size_t released = 0;
+
+	for (c = a->chunks; c != NULL && a->empty_bytes > hpm_state->cfg.retain_size; c = next) {
+		next = c->next;
+		if (c->nfree != c->nunits)
+			continue;
+		if (c->empty_since_ms == 0)
+			c->empty_since_ms = now_ms;
+		if (now_ms != UINT64_MAX && now_ms - c->empty_since_ms < delay)
+			continue;
+		released += c->region.len;
+		chunk_release(a, c);
+	}
+	return released;
 }
 
 int

@@ -30,6 +30,8 @@ struct hpm_chunk {
 	/** No unit below lowfree is free. */
 	uint32_t lowfree;
 	uint32_t meta_size;
+	/** When the chunk last became empty (ms, monotonic); 0 while in use. */
+	uint64_t empty_since_ms;
 	/** Bit per unit, set when the unit is in use. */
 	uint64_t *used;
 	struct hpm_unit units[];
@@ -52,6 +54,16 @@ void hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n);
 
 /** Reserve a chunk of len bytes now (for hpm_config::initial_size). Arena lock held. */
 int hpm_chunk_reserve(struct hpm_arena *a, size_t len);
+
+/**
+ * Give back empty chunks beyond the retain threshold that have been empty
+ * for the release delay (all of them if now_ms is UINT64_MAX); the bytes
+ * given back. Arena lock held.
+ */
+size_t hpm_chunk_release_idle(struct hpm_arena *a, uint64_t now_ms);
+
+/** Milliseconds of a monotonic clock, cheap enough for slow paths. */
+uint64_t hpm_chunk_now_ms(void);
 
 /** Return every chunk of the arena to the source (hpm_fini). */
 void hpm_chunk_release_all(struct hpm_arena *a);

@@ -118,11 +118,19 @@ eal_release(struct hpm_region *r)
 		HPM_LOG(ERR, "eal: cannot free memzone at %p", r->va);
 }
 
+/* The memseg's IOVA: rte_mem_virt2iova() walks every memseg to find it. */
 static rte_iova_t
 eal_iova(const struct hpm_region *r, const void *va)
 {
+	const struct rte_memseg *ms;
+
 	RTE_SET_USED(r);
-	return rte_mem_virt2iova(va);
+	if (rte_eal_iova_mode() == RTE_IOVA_VA)
+		return (uintptr_t)va;
+	ms = rte_mem_virt2memseg(va, NULL);
+	if (ms == NULL || ms->iova == RTE_BAD_IOVA)
+		return RTE_BAD_IOVA;
+	return ms->iova + RTE_PTR_DIFF(va, ms->addr);
 }
 
 static unsigned int

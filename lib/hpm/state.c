@@ -28,6 +28,7 @@ hpm_config_defaults(struct hpm_config *cfg)
 	cfg->source = HPM_SOURCE_AUTO;
 	cfg->chunk_size = 32 * HPM_UNIT_SIZE / 2;
 	cfg->retain_size = 64 * HPM_UNIT_SIZE / 2;
+	cfg->release_delay_ms = 1000;
 	cfg->initial_size = 0;
 	cfg->hugepage_size = HPM_UNIT_SIZE;
 	cfg->cache_max = HPM_CACHE_CAP;
@@ -178,6 +179,24 @@ hpm_fini(void)
 	if (hpm_state != NULL)
 		state_destroy();
 	hpm_unlock(&init_lock);
+}
+
+size_t
+hpm_heap_trim(void)
+{
+	size_t released = 0;
+	unsigned int i;
+
+	if (hpm_state == NULL)
+		return 0;
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
+
+		hpm_lock(&a->lock);
+		released += hpm_chunk_release_idle(a, UINT64_MAX);
+		hpm_unlock(&a->lock);
+	}
+	return released;
 }
 
 const char *
