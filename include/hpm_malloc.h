@@ -513,7 +513,9 @@ size_t hpm_cache_class_size(unsigned int cls);
 
 /**
  * Give every socket's empty chunks beyond retain_size back to the source now,
- * without waiting for hpm_config::release_delay_ms.
+ * without waiting for hpm_config::release_delay_ms; the empty pages each
+ * kind keeps for reuse go first. Blocks held by per-lcore caches stay: call
+ * hpm_cache_flush() before to give those back too.
  *
  * @return
  *   The number of bytes given back.

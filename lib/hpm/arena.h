@@ -41,6 +41,8 @@ struct hpm_arena {
 	size_t total_bytes;
 	/** Bytes of chunks whose every unit is free. */
 	size_t empty_bytes;
+	/** Earliest time (ms) an empty chunk can go back to the source; 0: none waits. */
+	uint64_t release_due_ms;
 	/** Bytes held by live blocks, header and rounding included. */
 	size_t alloc_bytes;
 	uint64_t alloc_count;

@@ -14,11 +14,14 @@
 #include "log.h"
 #include "state.h"
 
-/* Growth follows the heap (1/32 of it) from one unit up to the chunk size. */
+/*
+ * Growth follows the heap (1/32 of it, rounded down to units) from one unit
+ * up to the chunk size: a heap holds at most 1/32 more than it ever needed.
+ */
 static size_t
 grow_step(const struct hpm_arena *a)
 {
-	size_t step = RTE_ALIGN_CEIL(a->total_bytes / 32, HPM_UNIT_SIZE);
+	size_t step = RTE_ALIGN_FLOOR(a->total_bytes / 32, HPM_UNIT_SIZE);
 
 	if (step < HPM_UNIT_SIZE)
 		step = HPM_UNIT_SIZE;
@@ -247,7 +250,10 @@ hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n)
 	/* beyond the retain threshold: back to the source once idle long enough */
 	now = hpm_chunk_now_ms();
 	c->empty_since_ms = now;
-	hpm_chunk_release_idle(a, now);
+	if (a->release_due_ms == 0 || now + hpm_state->cfg.release_delay_ms < a->release_due_ms)
+		a->release_due_ms = now + hpm_state->cfg.release_delay_ms;
+	if (now >= a->release_due_ms)
+		hpm_chunk_release_idle(a, now);
 }
 
 uint64_t
@@ -267,14 +273,19 @@ hpm_chunk_release_idle(struct hpm_arena *a, uint64_t now_ms)
 	struct hpm_chunk *c, *next;
 	size_t released = 0;
 
+	/* the earliest moment a walk can release anything, for the next give */
+	a->release_due_ms = 0;
 	for (c = a->chunks; c != NULL && a->empty_bytes > hpm_state->cfg.retain_size; c = next) {
 		next = c->next;
 		if (c->nfree != c->nunits)
 			continue;
 		if (c->empty_since_ms == 0)
 			c->empty_since_ms = now_ms;
-		if (now_ms != UINT64_MAX && now_ms - c->empty_since_ms < delay)
+		if (now_ms != UINT64_MAX && now_ms - c->empty_since_ms < delay) {
+			if (a->release_due_ms == 0 || c->empty_since_ms + delay < a->release_due_ms)
+				a->release_due_ms = c->empty_since_ms + delay;
 			continue;
+		}
 		released += c->region.len;
 		chunk_release(a, c);
 	}

@@ -156,6 +156,22 @@ hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned i
 	return g->unit->va + ((size_t)pos << g->shift);
 }
 
+void
+hpm_gran_release_spares(struct hpm_arena *a)
+{
+	unsigned int cls;
+
+	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
+		struct hpm_gran *g = a->gran[cls].partial, *next;
+
+		for (; g != NULL && a->gran[cls].nempty > 0; g = next) {
+			next = g->next;
+			if (g->nfree == g->ngran)
+				page_release(a, g);
+		}
+	}
+}
+
 unsigned int
 hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, uint8_t **states,
 	unsigned int n)

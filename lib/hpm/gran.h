@@ -111,6 +111,9 @@ size_t hpm_gran_block_size(const struct hpm_unit *u, const void *p);
 int hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned int n,
 	struct hpm_blockinfo *bi);
 
+/** Give the empty pages kept for reuse back to their chunks. Arena lock held. */
+void hpm_gran_release_spares(struct hpm_arena *a);
+
 /** Free granule runs of the arena: count, the longest and the total in bytes. */
 void hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
 	size_t *bytes);

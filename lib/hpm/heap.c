@@ -283,6 +283,20 @@ hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blocki
 	return blk_payload(b);
 }
 
+void
+hpm_heap_release_spares(struct hpm_arena *a)
+{
+	unsigned int i = list_index(SPAN_BLOCK_MAX);
+	struct hpm_blk *b, *next;
+
+	/* empty spans are the blocks of the largest size */
+	for (b = a->heap.lists[i]; b != NULL && a->heap.nempty > 0; b = next) {
+		next = b->next_free;
+		if (blk_size(b) == SPAN_BLOCK_MAX)
+			span_release(a, hpm_pagemap_lookup(&hpm_state->pagemap, b), b);
+	}
+}
+
 unsigned int
 hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **states,
 	unsigned int n)

@@ -80,6 +80,9 @@ size_t hpm_heap_block_size(const struct hpm_unit *u, const void *p);
 int hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
 	struct hpm_blockinfo *bi);
 
+/** Give the empty spans kept for reuse back to their chunks. Arena lock held. */
+void hpm_heap_release_spares(struct hpm_arena *a);
+
 /** Free blocks of the arena: count, the largest and the total in bytes. */
 void hpm_heap_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
 	size_t *bytes);

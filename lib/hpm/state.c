@@ -193,6 +193,9 @@ hpm_heap_trim(void)
 		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
 
 		hpm_lock(&a->lock);
+		/* the pages kept for reuse may be all that keeps a chunk */
+		hpm_gran_release_spares(a);
+		hpm_heap_release_spares(a);
 		released += hpm_chunk_release_idle(a, UINT64_MAX);
 		hpm_unlock(&a->lock);
 	}
