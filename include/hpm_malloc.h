@@ -139,6 +139,15 @@ struct hpm_config {
 	 * grows with the heap, as the question of seed 003 asks.
 	 */
 	unsigned int cache_share;
+	/**
+	 * A topology of this many NUMA sockets for the hugetlbfs and anon
+	 * sources, whatever the machine has (0, the default: the machine's).
+	 * CPU c belongs to socket c % fake_sockets; memory of a socket the
+	 * machine lacks comes from node socket % nodes. For testing NUMA logic
+	 * (placement, fallback, per-socket statistics, frees across sockets) on
+	 * a machine with one node.
+	 */
+	unsigned int fake_sockets;
 	/** HPM_CFG_F_* flags. */
 	uint32_t flags;
 };
@@ -155,6 +164,11 @@ void hpm_config_defaults(struct hpm_config *cfg);
  * Initialise hpmalloc. Optional: the first allocation initialises it with the
  * defaults. With the EAL source, call it after rte_eal_init().
  *
+ * With the EAL source the heap is shared by the processes of a DPDK
+ * multi-process application: the first process to initialise hpmalloc
+ * creates it (its configuration holds), the others attach to it (their
+ * configuration is ignored), and blocks can be freed by any process.
+ *
  * @param cfg
  *   Configuration, or NULL for the defaults.
  * @return
@@ -167,6 +181,11 @@ __hpm_wur int hpm_init(const struct hpm_config *cfg);
 /**
  * Release every chunk to its source and forget all state. Every block that
  * hpmalloc handed out becomes invalid. hpmalloc can be initialised again.
+ *
+ * In a process that attached to another's heap (multi-process), this only
+ * detaches: the caches of this process's lcores go back to the heap, which
+ * stays. The process that created the heap releases it, after every other
+ * process has detached.
  */
 void hpm_fini(void);
 

@@ -60,7 +60,9 @@ chunk_new(struct hpm_arena *a, size_t len, size_t align, bool contig)
 	unsigned int i, n;
 	int rc;
 
-	rc = hpm_source_reserve(hpm_src, &r, len, align, a->socket, contig);
+	rc = hpm_source_reserve(hpm_src, &r, len, align,
+		hpm_state->cfg.fake_sockets != 0 ? hpm_state->node_of_socket[a->socket] : a->socket,
+		contig);
 	if (rc != 0) {
 		rte_errno = rc == -ENOTSUP ? ENOTSUP : ENOMEM;
 		return NULL;

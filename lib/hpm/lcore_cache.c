@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_lcore.h>
 
@@ -67,7 +68,9 @@ cache_create(unsigned int lcore, int socket)
 static int
 cache_socket(unsigned int lcore)
 {
-	unsigned int s = rte_lcore_to_socket_id(lcore);
+	unsigned int s = hpm_state->cfg.fake_sockets != 0
+		? (unsigned int)hpm_state_socket_of_cpu(rte_lcore_to_cpu_id(lcore))
+		: rte_lcore_to_socket_id(lcore);
 
 	if (s < RTE_MAX_NUMA_NODES && hpm_state->arenas[s].present)
 		return s;
@@ -313,9 +316,14 @@ lcore_init(unsigned int lcore_id, void *arg)
 }
 
 void
-hpm_cache_init(void)
+hpm_cache_init_shared(struct hpm_state *st)
 {
-	hpm_lock_init(&hpm_state->cache_lock);
+	hpm_lock_init(&st->cache_lock);
+}
+
+void
+hpm_cache_init_process(void)
+{
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =
@@ -323,12 +331,16 @@ hpm_cache_init(void)
 }
 
 void
-hpm_cache_fini(void)
+hpm_cache_fini_process(void)
 {
+	bool creator = hpm_state->creator_pid == getpid();
 	unsigned int lcore;
 
+	/* this process's lcores; the creator, at the end, every one */
 	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++)
-		if (hpm_state->caches[lcore] != NULL)
+		if (hpm_state->caches[lcore] != NULL &&
+			(creator || rte_lcore_has_role(lcore, ROLE_RTE) ||
+				rte_lcore_has_role(lcore, ROLE_NON_EAL)))
 			hpm_cache_flush_all(hpm_state->caches[lcore]);
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 }

@@ -222,8 +222,15 @@ void hpm_cache_request_drain(int socket);
 /** Bytes of a block of class cls. */
 size_t hpm_cache_class_bytes(unsigned int cls);
 
-/** Flush and unbind every cache (hpm_fini), register the lcore callbacks (hpm_init). */
-void hpm_cache_fini(void);
-void hpm_cache_init(void);
+struct hpm_state;
+
+/** Set up the shared part of the caches in a new state. */
+void hpm_cache_init_shared(struct hpm_state *st);
+
+/** This process starts using the state: lcore callbacks, new bindings. */
+void hpm_cache_init_process(void);
+
+/** This process stops: its lcores' caches flushed (all of them for the creator), bindings void. */
+void hpm_cache_fini_process(void);
 
 #endif /* HPM_LCORE_CACHE_H */

@@ -36,14 +36,14 @@ caller_socket(const struct hpm_state *st)
 	static RTE_DEFINE_PER_LCORE(int, cpu_node) = -2;
 	unsigned int s = rte_socket_id();
 
-	if (s < RTE_MAX_NUMA_NODES && st->arenas[s].present)
+	if (st->cfg.fake_sockets == 0 && s < RTE_MAX_NUMA_NODES && st->arenas[s].present)
 		return s;
-	/* not an EAL thread: the node of the CPU it runs on, once */
+	/* not an EAL thread, or a fake topology: the socket of the CPU it runs on, once */
 	if (RTE_PER_LCORE(cpu_node) == -2) {
-		int cpu = sched_getcpu();
+		unsigned int lcore = rte_lcore_id();
 
-		RTE_PER_LCORE(cpu_node) =
-			cpu >= 0 && numa_available() >= 0 ? numa_node_of_cpu(cpu) : -1;
+		RTE_PER_LCORE(cpu_node) = hpm_state_socket_of_cpu(
+			lcore < RTE_MAX_LCORE ? (int)rte_lcore_to_cpu_id(lcore) : sched_getcpu());
 	}
 	s = RTE_PER_LCORE(cpu_node);
 	if (s < RTE_MAX_NUMA_NODES && st->arenas[s].present)

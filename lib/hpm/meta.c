@@ -17,12 +17,13 @@ size_class(size_t size)
 }
 
 static struct hpm_meta_region *
-region_reserve(const struct hpm_source_ops *src, size_t len, const char *name)
+region_reserve(const struct hpm_source_ops *src, size_t len, const char *name, int *rc)
 {
 	struct hpm_region r;
 	struct hpm_meta_region *mr;
 
-	if (hpm_source_reserve_meta(src, &r, len, name) != 0)
+	*rc = hpm_source_reserve_meta(src, &r, len, name);
+	if (*rc != 0)
 		return NULL;
 	mr = r.va;
 	mr->region = r;
@@ -45,11 +46,12 @@ hpm_meta_bootstrap(const struct hpm_source_ops *src, size_t first_len, const cha
 	void **bootstrap)
 {
 	struct hpm_meta_region *mr;
+	int rc;
 
 	first_len = RTE_ALIGN_CEIL(first_len, RTE_CACHE_LINE_SIZE);
-	mr = region_reserve(src, HPM_META_HDR_SIZE + first_len + HPM_META_REGION_SIZE, name);
+	mr = region_reserve(src, HPM_META_HDR_SIZE + first_len + HPM_META_REGION_SIZE, name, &rc);
 	if (mr == NULL)
-		return -ENOMEM;
+		return rc != 0 ? rc : -ENOMEM;
 	*bootstrap = (uint8_t *)mr + HPM_META_HDR_SIZE;
 	return 0;
 }
@@ -69,7 +71,8 @@ hpm_meta_init(struct hpm_meta *m, struct hpm_meta_region *first, size_t bootstra
 static void *
 alloc_region_of_its_own(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size)
 {
-	struct hpm_meta_region *mr = region_reserve(src, HPM_META_HDR_SIZE + size, NULL);
+	int rc;
+	struct hpm_meta_region *mr = region_reserve(src, HPM_META_HDR_SIZE + size, NULL, &rc);
 
 	if (mr == NULL)
 		return NULL;
@@ -98,8 +101,9 @@ hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size
 		goto out;
 	}
 	if ((size_t)(m->end - m->bump) < cls_size) {
+		int rc;
 		struct hpm_meta_region *mr =
-			region_reserve(src, HPM_META_HDR_SIZE + HPM_META_REGION_SIZE, NULL);
+			region_reserve(src, HPM_META_HDR_SIZE + HPM_META_REGION_SIZE, NULL, &rc);
 
 		if (mr == NULL)
 			goto out;

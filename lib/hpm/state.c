@@ -5,7 +5,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include <numa.h>
+
 #include <rte_eal.h>
+#include <rte_memzone.h>
 #include <rte_errno.h>
 #include "lock.h"
 
@@ -45,7 +50,7 @@ config_check(const struct hpm_config *cfg)
 			cfg->hugepage_size != (UINT64_C(1) << 30)) ||
 		(cfg->flags & ~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE)) != 0 ||
 		cfg->cache_max > HPM_CACHE_CAP || cfg->cache_min > cfg->cache_max ||
-		cfg->cache_share == 0)
+		cfg->cache_share == 0 || cfg->fake_sockets > RTE_MAX_NUMA_NODES)
 		return -EINVAL;
 	return 0;
 }
@@ -63,42 +68,64 @@ unit_iova_contig(const struct hpm_source_ops *src)
 	}
 }
 
-static int
-state_create(const struct hpm_config *cfg)
+int
+hpm_state_socket_of_cpu(int cpu)
 {
-	const struct hpm_source_ops *src = hpm_source_pick(cfg->source, cfg->hugepage_size);
+	if (cpu < 0)
+		return -1;
+	if (hpm_state->cfg.fake_sockets != 0)
+		return cpu % hpm_state->cfg.fake_sockets;
+	return numa_available() >= 0 ? numa_node_of_cpu(cpu) : 0;
+}
+
+/* Sockets of the heap: the source's, or a fake topology over the machine's nodes. */
+static void
+state_sockets(struct hpm_state *st, const struct hpm_source_ops *src)
+{
 	int ids[RTE_MAX_NUMA_NODES];
+	unsigned int i, n, fake = st->cfg.fake_sockets;
+
+	n = src->sockets(ids, RTE_MAX_NUMA_NODES);
+	for (i = 0; i < (fake != 0 ? fake : n); i++) {
+		int id = fake != 0 ? (int)i : ids[i];
+
+		if (id < 0 || id >= RTE_MAX_NUMA_NODES)
+			continue;
+		hpm_arena_init(&st->arenas[id], id,
+			HPM_EXPENSIVE_CHECKS || (st->cfg.flags & HPM_CFG_F_VALIDATE));
+		st->node_of_socket[id] = fake != 0 ? ids[i % n] : id;
+		st->socket_ids[st->nsockets++] = id;
+	}
+}
+
+static int
+state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
+{
 	struct hpm_state *st;
-	unsigned int i, n;
+	unsigned int i;
 	void *p;
 	int rc;
 
-	if (src == NULL) {
-		HPM_LOG(ERR, "source %d cannot be used here", cfg->source);
-		return -ENODEV;
-	}
 	rc = hpm_meta_bootstrap(src, sizeof(*st), HPM_STATE_ZONE, &p);
 	if (rc != 0)
 		return rc;
 	st = p;
-	st->magic = HPM_STATE_MAGIC;
 	st->cfg = *cfg;
+	st->creator_pid = getpid();
 	st->source = src->kind;
-	st->no_huge = src->kind == HPM_SOURCE_EAL ? !rte_eal_has_hugepages() : !src->hugepages;
+	/* a fake topology is there to be used: its sockets are never just wishes */
+	st->no_huge = src->kind == HPM_SOURCE_EAL ? !rte_eal_has_hugepages()
+						  : !src->hugepages && cfg->fake_sockets == 0;
 	st->unit_iova_contig = unit_iova_contig(src);
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
 		sizeof(*st));
-	n = src->sockets(ids, RTE_MAX_NUMA_NODES);
-	for (i = 0; i < n; i++) {
-		if (ids[i] < 0 || ids[i] >= RTE_MAX_NUMA_NODES)
-			continue;
-		hpm_arena_init(&st->arenas[ids[i]], ids[i],
-			HPM_EXPENSIVE_CHECKS || (cfg->flags & HPM_CFG_F_VALIDATE));
-		st->socket_ids[st->nsockets++] = ids[i];
-	}
+	state_sockets(st, src);
+	hpm_cache_init_shared(st);
+	/* last: a process attaching waits for the magic */
+	__atomic_store_n(&st->magic, HPM_STATE_MAGIC, __ATOMIC_RELEASE);
 	hpm_src = src;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
-	hpm_cache_init();
+	hpm_cache_init_process();
 	if (src->kind == HPM_SOURCE_ANON)
 		HPM_LOG(NOTICE, "source anon: ordinary memory, not hugepages; no IOVA");
 	else
@@ -119,13 +146,68 @@ state_create(const struct hpm_config *cfg)
 	return 0;
 }
 
+/* Attach to the heap another process of this DPDK application created. */
+static int
+state_attach(void)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup(HPM_STATE_ZONE);
+	struct hpm_state *st;
+	unsigned int waited_us = 0;
+
+	if (mz == NULL)
+		return -ENOENT;
+	st = (struct hpm_state *)((uint8_t *)mz->addr + HPM_META_HDR_SIZE);
+	/* its creator may still be filling it in */
+	while (__atomic_load_n(&st->magic, __ATOMIC_ACQUIRE) != HPM_STATE_MAGIC) {
+		if (waited_us++ > 2000000)
+			return -ETIMEDOUT;
+		usleep(1);
+	}
+	hpm_src = &hpm_source_eal;
+	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
+	hpm_cache_init_process();
+	HPM_LOG(INFO, "attached to the heap of process %d", st->creator_pid);
+	return 0;
+}
+
+/* A process that attached gives its lcores' caches back and lets the heap be. */
+static void
+state_detach(void)
+{
+	hpm_cache_fini_process();
+	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
+}
+
+static int
+state_open(const struct hpm_config *cfg)
+{
+	const struct hpm_source_ops *src = hpm_source_pick(cfg->source, cfg->hugepage_size);
+	int rc;
+
+	if (src == NULL) {
+		HPM_LOG(ERR, "source %d cannot be used here", cfg->source);
+		return -ENODEV;
+	}
+	if (src->kind != HPM_SOURCE_EAL)
+		return state_create(cfg, src);
+	/* EAL's topology is EAL's */
+	if (cfg->fake_sockets != 0)
+		return -EINVAL;
+	/* the heap of a multi-process application: whoever comes first makes it */
+	rc = state_attach();
+	if (rc != -ENOENT)
+		return rc;
+	rc = state_create(cfg, src);
+	return rc == -EEXIST ? state_attach() : rc;
+}
+
 static void
 state_destroy(void)
 {
 	struct hpm_state *st = hpm_state;
 	unsigned int i;
 
-	hpm_cache_fini();
+	hpm_cache_fini_process();
 	for (i = 0; i < st->nsockets; i++) {
 		struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
 
@@ -153,7 +235,7 @@ hpm_init(const struct hpm_config *cfg)
 	if (hpm_state != NULL) {
 		rc = -EALREADY;
 	} else {
-		rc = state_create(cfg);
+		rc = state_open(cfg);
 		if (rc != 0 && hpm_state != NULL)
 			state_destroy();
 	}
@@ -176,7 +258,9 @@ void
 hpm_fini(void)
 {
 	hpm_lock(&init_lock);
-	if (hpm_state != NULL)
+	if (hpm_state != NULL && hpm_state->creator_pid != getpid())
+		state_detach();
+	else if (hpm_state != NULL)
 		state_destroy();
 	hpm_unlock(&init_lock);
 }

@@ -35,6 +35,10 @@ struct hpm_state {
 	bool unit_iova_contig;
 	uint32_t nsockets;
 	int socket_ids[RTE_MAX_NUMA_NODES];
+	/** NUMA node a socket's memory is bound to (itself, unless the topology is fake). */
+	int node_of_socket[RTE_MAX_NUMA_NODES];
+	/** Process that created the heap; the others attached to it. */
+	int creator_pid;
 	uint64_t bad_frees;
 	hpm_lock_t cache_lock;
 	uint32_t ncaches;
@@ -48,6 +52,9 @@ struct hpm_state {
 extern struct hpm_state *hpm_state;
 /** This process's functions of the state's source. */
 extern const struct hpm_source_ops *hpm_src;
+
+/** Socket of a CPU in the heap's topology (fake or real); -1 if unknown. */
+int hpm_state_socket_of_cpu(int cpu);
 
 /** Initialise with the defaults unless done: 0, or -errno with rte_errno set. */
 int hpm_state_ensure(void);

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * One heap for a primary and a secondary process. The primary starts EAL on
+ * lcore 0 and hpmalloc (which creates the heap), then runs this program again
+ * as a secondary on lcore 1 (which attaches). Both allocate, fill, and send
+ * blocks to the other through rte_rings; whoever receives a block checks its
+ * contents and frees it: frees cross processes both ways, through the
+ * per-lcore caches of both. At the end both see the same statistics, back
+ * at the start, and the heap checks.
+ *
+ * Then the failure cases: a secondary that exits with blocks outstanding,
+ * and one that is killed (SIGKILL) while it holds blocks. The primary's heap
+ * stays consistent and usable; it flushes the dead process's lcore cache and
+ * frees the blocks it left, and is back at the start.
+ *
+ * usage: test_mp [--duration SECONDS]
+ *        test_mp --secondary PREFIX MODE   (run by the primary)
+ */
+
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_memzone.h>
+#include <rte_ring.h>
+
+#include "hpm_malloc.h"
+#include "test_common.h"
+
+#define LEFT_MAX 64
+
+/* Shared between the processes, in a memzone. */
+struct ctl {
+	volatile int stop;
+	volatile int secondary_ready;
+	volatile int secondary_done;
+	uint64_t secondary_allocs;
+	uint64_t secondary_frees;
+	uint64_t secondary_bad;
+	struct rte_malloc_socket_stats secondary_stats;
+	unsigned int nleft;
+	void *left[LEFT_MAX];
+	size_t left_size[LEFT_MAX];
+};
+
+enum mode { MODE_CHURN, MODE_EXIT_HOLDING, MODE_KILLED_HOLDING };
+
+static const char *const mode_names[] = {"churn", "exit", "killed"};
+
+static size_t
+pick(uint64_t *rs, unsigned int *align)
+{
+	unsigned int r = test_rand(rs) % 10;
+
+	*align = r < 3 ? 4096 : r < 4 ? 65536 : 0;
+	if (*align == 4096)
+		return 4096;
+	if (*align == 65536)
+		return 65536;
+	return 1 + test_rand(rs) % (r < 9 ? 1024 : 20000);
+}
+
+static void
+fill(void *p, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= size; i += 64)
+		*(uint64_t *)((uint8_t *)p + i) = (uintptr_t)p ^ size ^ i;
+}
+
+static bool
+intact(const void *p, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= size; i += 64)
+		if (*(const uint64_t *)((const uint8_t *)p + i) != ((uintptr_t)p ^ size ^ i))
+			return false;
+	return true;
+}
+
+/* A message: the block and its size, packed for the ring (sizes < 2^16). */
+static void *
+pack(void *p, size_t size)
+{
+	return (void *)((uintptr_t)p | ((uintptr_t)size << 48));
+}
+
+static void *
+unpack(void *m, size_t *size)
+{
+	*size = (uintptr_t)m >> 48;
+	return (void *)((uintptr_t)m & ((UINT64_C(1) << 48) - 1));
+}
+
+static unsigned int
+receive(struct rte_ring *in, uint64_t *frees, uint64_t *bad)
+{
+	void *msgs[32];
+	unsigned int i, n = rte_ring_dequeue_burst(in, msgs, RTE_DIM(msgs), NULL);
+
+	for (i = 0; i < n; i++) {
+		size_t size;
+		void *p = unpack(msgs[i], &size);
+
+		if (!intact(p, size))
+			(*bad)++;
+		hpm_free(p);
+		(*frees)++;
+	}
+	return n;
+}
+
+/* One round: allocate and send a block, free whatever arrived. */
+static void
+churn_once(struct rte_ring *out, struct rte_ring *in, uint64_t *rs, uint64_t *allocs,
+	uint64_t *frees, uint64_t *bad)
+{
+	unsigned int align;
+	size_t size = pick(rs, &align);
+	void *p = hpm_malloc("mp", size, align);
+
+	if (p != NULL) {
+		fill(p, size);
+		(*allocs)++;
+		if (rte_ring_enqueue(out, pack(p, size)) != 0) {
+			hpm_free(p);
+			(*frees)++;
+		}
+	}
+	receive(in, frees, bad);
+}
+
+static int
+secondary_main(const char *prefix, enum mode mode)
+{
+	char prefix_arg[96];
+	char *argv[] = {"test_mp", "-l", "1", "--no-pci", "--proc-type=secondary", prefix_arg,
+		"--log-level=lib.eal:warning", NULL};
+	const struct rte_memzone *mz;
+	struct rte_ring *to_secondary, *to_primary;
+	struct ctl *ctl;
+	uint64_t frees = 0;
+	unsigned int i;
+
+	snprintf(prefix_arg, sizeof(prefix_arg), "--file-prefix=%s", prefix);
+	if (rte_eal_init(RTE_DIM(argv) - 1, argv) < 0)
+		return 2;
+	mz = rte_memzone_lookup("mp_ctl");
+	to_secondary = rte_ring_lookup("mp_to_secondary");
+	to_primary = rte_ring_lookup("mp_to_primary");
+	if (mz == NULL || to_secondary == NULL || to_primary == NULL)
+		return 3;
+	ctl = mz->addr;
+	/* attaches to the primary's heap */
+	if (hpm_init(NULL) != 0 || strcmp(hpm_source_name(), "eal") != 0)
+		return 4;
+	if (mode == MODE_CHURN) {
+		uint64_t rs = 0x5ec0;
+
+		ctl->secondary_ready = 1;
+		while (!ctl->stop)
+			churn_once(to_primary, to_secondary, &rs, &ctl->secondary_allocs,
+				&ctl->secondary_frees, &ctl->secondary_bad);
+		/* what is still on its way to us */
+		while (receive(to_secondary, &frees, &ctl->secondary_bad) != 0)
+			;
+		ctl->secondary_frees += frees;
+		hpm_cache_flush();
+		hpm_malloc_get_socket_stats(0, &ctl->secondary_stats);
+		hpm_fini(); /* detaches: the heap stays */
+		ctl->secondary_done = 1;
+		rte_eal_cleanup();
+		return 0;
+	}
+	/* blocks outstanding: some handed out, some freed into this lcore's cache */
+	for (i = 0; i < LEFT_MAX; i++) {
+		ctl->left_size[i] = 100 + i * 50;
+		ctl->left[i] = hpm_malloc("left", ctl->left_size[i], 0);
+		if (ctl->left[i] == NULL)
+			return 5;
+		fill(ctl->left[i], ctl->left_size[i]);
+	}
+	for (i = 0; i < 16; i++)
+		hpm_free(hpm_malloc("cached", 4096, 4096));
+	ctl->nleft = LEFT_MAX;
+	ctl->secondary_ready = 1;
+	if (mode == MODE_EXIT_HOLDING)
+		exit(0); /* no hpm_fini, no rte_eal_cleanup */
+	for (;;)
+		pause(); /* until SIGKILL */
+}
+
+static pid_t
+spawn(const char *self, const char *prefix, enum mode mode)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(self, self, "--secondary", prefix, mode_names[mode], (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void
+wait_ready(struct ctl *ctl, pid_t pid)
+{
+	int status;
+
+	while (!ctl->secondary_ready)
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			CHECK(false, "the secondary exited early: status %d", status);
+			return;
+		}
+}
+
+static void
+remove_hugepage_files(const char *prefix)
+{
+	char pattern[160];
+	glob_t g;
+	size_t i;
+
+	snprintf(pattern, sizeof(pattern), "/dev/hugepages/%s*", prefix);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (i = 0; i < g.gl_pathc; i++)
+		unlink(g.gl_pathv[i]);
+	globfree(&g);
+}
+
+/* A dead secondary left blocks and a cache: the primary takes them back. */
+static void
+failure_case(const char *self, const char *prefix, struct ctl *ctl, enum mode mode,
+	const struct rte_malloc_socket_stats *base)
+{
+	struct rte_malloc_socket_stats st;
+	struct hpm_cache_stats cs;
+	unsigned int i, damaged = 0;
+	int status;
+	void *p;
+	pid_t pid;
+
+	memset(ctl, 0, sizeof(*ctl));
+	pid = spawn(self, prefix, mode);
+	wait_ready(ctl, pid);
+	if (mode == MODE_KILLED_HOLDING)
+		kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(hpm_heap_check() == 0, "%s: heap check", mode_names[mode]);
+	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0 &&
+			st.alloc_count == base->alloc_count + ctl->nleft,
+		"%s: %u blocks live, expected %u left by the secondary", mode_names[mode],
+		st.alloc_count, base->alloc_count + ctl->nleft);
+	/* the heap is usable */
+	p = hpm_malloc("after", 4096, 4096);
+	CHECK(p != NULL, "%s: allocation after the death", mode_names[mode]);
+	hpm_free(p);
+	/* what the dead process held comes back */
+	CHECK(hpm_cache_stats(1, -1, &cs) == 0 && cs.blocks > 0,
+		"%s: the dead secondary's cache holds its blocks", mode_names[mode]);
+	CHECK(hpm_cache_flush_lcore(1) == 0, "flush lcore 1");
+	for (i = 0; i < ctl->nleft; i++) {
+		damaged += !intact(ctl->left[i], ctl->left_size[i]);
+		hpm_free(ctl->left[i]);
+	}
+	CHECK(damaged == 0, "%s: %u blocks left behind were damaged", mode_names[mode], damaged);
+	hpm_cache_flush();
+	CHECK(hpm_heap_check() == 0, "%s: heap check after the clean-up", mode_names[mode]);
+	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0 && st.alloc_count == base->alloc_count &&
+			st.heap_allocsz_bytes == base->heap_allocsz_bytes,
+		"%s: after the clean-up %u blocks, %zu bytes (start %u, %zu)", mode_names[mode],
+		st.alloc_count, st.heap_allocsz_bytes, base->alloc_count, base->heap_allocsz_bytes);
+	printf("%s: the secondary left %u blocks and %" PRIu64
+	       " cached; heap consistent and usable; "
+	       "all taken back by the primary\n",
+		mode_names[mode], ctl->nleft, cs.blocks);
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[64], prefix_arg[96];
+	char *eal_argv[] = {argv[0], "-l", "0", "--no-pci", "--proc-type=primary", prefix_arg,
+		"--log-level=lib.eal:warning", NULL};
+	struct rte_malloc_socket_stats base, st;
+	struct rte_ring *to_secondary, *to_primary;
+	const struct rte_memzone *mz;
+	uint64_t allocs = 0, frees = 0, bad = 0;
+	double seconds = 5;
+	struct ctl *ctl;
+	int status, i;
+	pid_t pid;
+
+	if (argc == 4 && !strcmp(argv[1], "--secondary"))
+		return secondary_main(argv[2],
+			!strcmp(argv[3], "churn")          ? MODE_CHURN
+				: !strcmp(argv[3], "exit") ? MODE_EXIT_HOLDING
+							   : MODE_KILLED_HOLDING);
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--duration") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+	snprintf(prefix, sizeof(prefix), "hpmt_mp_%d", (int)getpid());
+	snprintf(prefix_arg, sizeof(prefix_arg), "--file-prefix=%s", prefix);
+	if (rte_eal_init(RTE_DIM(eal_argv) - 1, eal_argv) < 0)
+		return TEST_SKIP;
+	mz = rte_memzone_reserve("mp_ctl", sizeof(*ctl), SOCKET_ID_ANY, 0);
+	to_secondary = rte_ring_create("mp_to_secondary", 4096, SOCKET_ID_ANY,
+		RING_F_SP_ENQ | RING_F_SC_DEQ);
+	to_primary = rte_ring_create("mp_to_primary", 4096, SOCKET_ID_ANY,
+		RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (mz == NULL || to_secondary == NULL || to_primary == NULL)
+		return 1;
+	ctl = mz->addr;
+	memset(ctl, 0, sizeof(*ctl));
+	CHECK(hpm_init(NULL) == 0, "hpm_init in the primary");
+	CHECK(hpm_malloc_get_socket_stats(0, &base) == 0, "stats");
+
+	pid = spawn(argv[0], prefix, MODE_CHURN);
+	wait_ready(ctl, pid);
+	/* a loop the primary leaves by time */
+	{
+		uint64_t end = rte_get_timer_cycles() + (uint64_t)(seconds * rte_get_timer_hz());
+		uint64_t rs = 0x9e1;
+
+		while (rte_get_timer_cycles() < end && bad == 0)
+			churn_once(to_secondary, to_primary, &rs, &allocs, &frees, &bad);
+	}
+	ctl->stop = 1;
+	while (!ctl->secondary_done && waitpid(pid, &status, WNOHANG) == 0)
+		receive(to_primary, &frees, &bad);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "secondary status %d", status);
+	while (receive(to_primary, &frees, &bad) != 0)
+		;
+	/* blocks the secondary sent after it stopped reading are ours to free */
+	while (receive(to_secondary, &frees, &bad) != 0)
+		;
+	hpm_cache_flush();
+	printf("churn %.0f s: primary %" PRIu64 " allocs, secondary %" PRIu64 "; %" PRIu64
+	       " frees in all, %" PRIu64 " damaged\n",
+		seconds, allocs, ctl->secondary_allocs, frees + ctl->secondary_frees,
+		bad + ctl->secondary_bad);
+	CHECK(allocs > 0 && ctl->secondary_allocs > 0, "both processes allocated");
+	CHECK(bad + ctl->secondary_bad == 0, "blocks damaged across processes");
+	CHECK(allocs + ctl->secondary_allocs == frees + ctl->secondary_frees,
+		"every block freed once: %" PRIu64 " allocs, %" PRIu64 " frees",
+		allocs + ctl->secondary_allocs, frees + ctl->secondary_frees);
+	CHECK(hpm_heap_check() == 0, "heap check");
+	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0, "stats");
+	CHECK(st.alloc_count == base.alloc_count &&
+			st.heap_allocsz_bytes == base.heap_allocsz_bytes,
+		"primary after the churn: %u blocks, %zu bytes (start %u, %zu)", st.alloc_count,
+		st.heap_allocsz_bytes, base.alloc_count, base.heap_allocsz_bytes);
+	CHECK(ctl->secondary_stats.heap_totalsz_bytes == st.heap_totalsz_bytes &&
+			ctl->secondary_stats.alloc_count == st.alloc_count,
+		"the secondary saw %zu bytes, %u blocks; the primary %zu, %u",
+		ctl->secondary_stats.heap_totalsz_bytes, ctl->secondary_stats.alloc_count,
+		st.heap_totalsz_bytes, st.alloc_count);
+
+	failure_case(argv[0], prefix, ctl, MODE_EXIT_HOLDING, &base);
+	failure_case(argv[0], prefix, ctl, MODE_KILLED_HOLDING, &base);
+
+	hpm_fini();
+	rte_ring_free(to_secondary);
+	rte_ring_free(to_primary);
+	rte_memzone_free(mz);
+	status = test_end("mp");
+	rte_eal_cleanup();
+	remove_hugepage_files(prefix);
+	return status;
+}
