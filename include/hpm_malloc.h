@@ -454,6 +454,16 @@ int hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stat
 void hpm_malloc_dump_stats(FILE *f, const char *type);
 
 /**
+ * Print every socket's heap: statistics, chunks, units by role, and every
+ * lcore's cache. The same figures are in rte_telemetry: /hpm/stats,
+ * /hpm/heap_info,<socket>, /hpm/caches[,<lcore>].
+ *
+ * @param f
+ *   Stream to print to.
+ */
+void hpm_malloc_dump_heaps(FILE *f);
+
+/**
  * IO address of a byte of an hpmalloc block.
  *
  * @param addr

@@ -328,6 +328,8 @@ hpm_cache_init_process(void)
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =
 			rte_lcore_callback_register("hpm_cache", lcore_init, lcore_uninit, NULL);
+	if (hpm_source_eal_ready())
+		hpm_telemetry_register();
 }
 
 void

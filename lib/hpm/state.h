@@ -53,6 +53,9 @@ extern struct hpm_state *hpm_state;
 /** This process's functions of the state's source. */
 extern const struct hpm_source_ops *hpm_src;
 
+/** Register the telemetry commands, once per process (with EAL). */
+void hpm_telemetry_register(void);
+
 /** Socket of a CPU in the heap's topology (fake or real); -1 if unknown. */
 int hpm_state_socket_of_cpu(int cpu);
 

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * What the heap tells from outside the process: rte_telemetry commands
+ * (/hpm/stats, /hpm/heap_info,<socket>, /hpm/caches[,<lcore>]) for
+ * dpdk-telemetry.py, and hpm_malloc_dump_heaps().
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_lcore.h>
+#include <rte_telemetry.h>
+
+#include "arena.h"
+#include "lcore_cache.h"
+#include "state.h"
+
+static const char *const role_names[] = {
+	[HPM_UNIT_FREE] = "free",
+	[HPM_UNIT_SPAN] = "heap_span",
+	[HPM_UNIT_G4K] = "gran4k_runs",
+	[HPM_UNIT_G64K] = "gran64k_runs",
+	[HPM_UNIT_G4K1] = "gran4k_single",
+	[HPM_UNIT_G64K1] = "gran64k_single",
+	[HPM_UNIT_LARGE] = "large",
+};
+
+/* Units of each role, and chunks, of an arena. */
+struct arena_census {
+	unsigned int chunks;
+	unsigned int units[RTE_DIM(role_names)];
+	uint64_t reserved;
+	uint64_t released;
+};
+
+static void
+census(struct hpm_arena *a, struct arena_census *c)
+{
+	const struct hpm_chunk *ch;
+	unsigned int i;
+
+	memset(c, 0, sizeof(*c));
+	hpm_lock(&a->lock);
+	for (ch = a->chunks; ch != NULL; ch = ch->next) {
+		c->chunks++;
+		for (i = 0; i < ch->nunits; i++)
+			if (ch->units[i].role < RTE_DIM(role_names))
+				c->units[ch->units[i].role]++;
+	}
+	c->reserved = a->chunks_reserved;
+	c->released = a->chunks_released;
+	hpm_unlock(&a->lock);
+}
+
+static void
+add_socket_stats(struct rte_tel_data *d, int socket)
+{
+	struct rte_malloc_socket_stats st;
+	size_t bytes;
+	uint64_t blocks;
+
+	if (hpm_malloc_get_socket_stats(socket, &st) != 0)
+		return;
+	hpm_cache_held(socket, &bytes, &blocks);
+	rte_tel_data_add_dict_u64(d, "heap_totalsz_bytes", st.heap_totalsz_bytes);
+	rte_tel_data_add_dict_u64(d, "heap_freesz_bytes", st.heap_freesz_bytes);
+	rte_tel_data_add_dict_u64(d, "heap_allocsz_bytes", st.heap_allocsz_bytes);
+	rte_tel_data_add_dict_u64(d, "greatest_free_size", st.greatest_free_size);
+	rte_tel_data_add_dict_u64(d, "free_count", st.free_count);
+	rte_tel_data_add_dict_u64(d, "alloc_count", st.alloc_count);
+	rte_tel_data_add_dict_u64(d, "cache_bytes", bytes);
+	rte_tel_data_add_dict_u64(d, "cache_blocks", blocks);
+}
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char name[32];
+	unsigned int i;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_dict(d);
+	if (hpm_state == NULL) {
+		rte_tel_data_add_dict_string(d, "source", "none");
+		return 0;
+	}
+	rte_tel_data_add_dict_string(d, "source", hpm_src->name);
+	rte_tel_data_add_dict_int(d, "sockets", hpm_state->nsockets);
+	rte_tel_data_add_dict_u64(d, "bad_frees", hpm_bad_free_count());
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		struct rte_tel_data *s = rte_tel_data_alloc();
+
+		if (s == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(s);
+		add_socket_stats(s, hpm_state->socket_ids[i]);
+		snprintf(name, sizeof(name), "socket_%d", hpm_state->socket_ids[i]);
+		rte_tel_data_add_dict_container(d, name, s, 0);
+	}
+	return 0;
+}
+
+static int
+tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct arena_census c;
+	struct rte_tel_data *units;
+	char *end;
+	long socket;
+	unsigned int i;
+
+	RTE_SET_USED(cmd);
+	if (hpm_state == NULL || params == NULL)
+		return -EINVAL;
+	socket = strtol(params, &end, 10);
+	if (end == params || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
+		!hpm_state->arenas[socket].present)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "socket", socket);
+	add_socket_stats(d, socket);
+	census(&hpm_state->arenas[socket], &c);
+	rte_tel_data_add_dict_u64(d, "chunks", c.chunks);
+	rte_tel_data_add_dict_u64(d, "chunks_reserved", c.reserved);
+	rte_tel_data_add_dict_u64(d, "chunks_released", c.released);
+	units = rte_tel_data_alloc();
+	if (units == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(units);
+	for (i = 0; i < RTE_DIM(role_names); i++)
+		rte_tel_data_add_dict_u64(units, role_names[i], c.units[i]);
+	rte_tel_data_add_dict_container(d, "units", units, 0);
+	return 0;
+}
+
+static void
+add_cache_stats(struct rte_tel_data *d, const struct hpm_cache_stats *cs)
+{
+	rte_tel_data_add_dict_int(d, "socket", cs->socket);
+	rte_tel_data_add_dict_u64(d, "blocks", cs->blocks);
+	rte_tel_data_add_dict_u64(d, "bytes", cs->bytes);
+	rte_tel_data_add_dict_u64(d, "limit", cs->limit);
+	rte_tel_data_add_dict_u64(d, "hits", cs->hits);
+	rte_tel_data_add_dict_u64(d, "misses", cs->misses);
+	rte_tel_data_add_dict_u64(d, "flushes", cs->flushes);
+}
+
+/* /hpm/caches: every lcore's totals; /hpm/caches,<lcore>: that lcore's classes. */
+static int
+tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct hpm_cache_stats cs;
+	char name[32];
+	unsigned int lcore, cls;
+
+	RTE_SET_USED(cmd);
+	rte_tel_data_start_dict(d);
+	if (hpm_state == NULL)
+		return 0;
+	if (params != NULL && *params != '\0') {
+		char *end;
+
+		lcore = strtoul(params, &end, 10);
+		if (end == params || hpm_cache_stats(lcore, -1, &cs) != 0)
+			return -EINVAL;
+		for (cls = 0; cls < hpm_cache_class_count(); cls++) {
+			struct rte_tel_data *c = rte_tel_data_alloc();
+
+			if (c == NULL)
+				return -ENOMEM;
+			rte_tel_data_start_dict(c);
+			hpm_cache_stats(lcore, cls, &cs);
+			add_cache_stats(c, &cs);
+			snprintf(name, sizeof(name), "class_%zu", hpm_cache_class_size(cls));
+			rte_tel_data_add_dict_container(d, name, c, 0);
+		}
+		return 0;
+	}
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+		struct rte_tel_data *c;
+
+		if (hpm_cache_stats(lcore, -1, &cs) != 0)
+			continue;
+		c = rte_tel_data_alloc();
+		if (c == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(c);
+		add_cache_stats(c, &cs);
+		snprintf(name, sizeof(name), "lcore_%u", lcore);
+		rte_tel_data_add_dict_container(d, name, c, 0);
+	}
+	return 0;
+}
+
+void
+hpm_telemetry_register(void)
+{
+	static bool registered;
+
+	if (registered)
+		return;
+	registered = true;
+	rte_telemetry_register_cmd("/hpm/stats", tel_stats,
+		"hpmalloc statistics of every socket. No parameters");
+	rte_telemetry_register_cmd("/hpm/heap_info", tel_heap_info,
+		"hpmalloc heap of a socket: statistics, chunks, units by role. Parameters: socket");
+	rte_telemetry_register_cmd("/hpm/caches", tel_caches,
+		"hpmalloc per-lcore caches: totals per lcore, or per class with an lcore. "
+		"Parameters: [lcore]");
+}
+
+void
+hpm_malloc_dump_heaps(FILE *f)
+{
+	struct arena_census c;
+	struct hpm_cache_stats cs;
+	unsigned int i, r, lcore;
+
+	if (hpm_state == NULL) {
+		fprintf(f, "hpmalloc: not initialised\n");
+		return;
+	}
+	hpm_malloc_dump_stats(f, NULL);
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		int socket = hpm_state->socket_ids[i];
+
+		census(&hpm_state->arenas[socket], &c);
+		fprintf(f, "Heap id:%d chunks:%u (reserved %" PRIu64 ", released %" PRIu64 ")\n",
+			socket, c.chunks, c.reserved, c.released);
+		for (r = 0; r < RTE_DIM(role_names); r++)
+			fprintf(f, "\tunits %s:%u\n", role_names[r], c.units[r]);
+	}
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++)
+		if (hpm_cache_stats(lcore, -1, &cs) == 0)
+			fprintf(f,
+				"Cache lcore:%u socket:%d blocks:%" PRIu64
+				" bytes:%zu hits:%" PRIu64 " misses:%" PRIu64 " flushes:%" PRIu64
+				"\n",
+				lcore, cs.socket, cs.blocks, cs.bytes, cs.hits, cs.misses,
+				cs.flushes);
+	fprintf(f, "Bad pointers:%" PRIu64 "\n", hpm_bad_free_count());
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Telemetry: the process reads its own telemetry socket, as
+ * dpdk-telemetry.py would, and the JSON of /hpm/stats, /hpm/heap_info,0 and
+ * /hpm/caches agrees with the API's statistics.
+ */
+
+#include <inttypes.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <rte_eal.h>
+#include <rte_lcore.h>
+
+#include "hpm_malloc.h"
+#include "test_common.h"
+
+static int
+connect_telemetry(void)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	char buf[4096];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/dpdk_telemetry.v2",
+		rte_eal_get_runtime_dir());
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0)
+		return -1;
+	/* the greeting */
+	if (recv(fd, buf, sizeof(buf), 0) <= 0)
+		return -1;
+	return fd;
+}
+
+static int
+query(int fd, const char *cmd, char *out, size_t len)
+{
+	ssize_t n;
+
+	if (send(fd, cmd, strlen(cmd), 0) < 0)
+		return -1;
+	n = recv(fd, out, len - 1, 0);
+	if (n <= 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* The number after "key": at or after from, or -1. */
+static long long
+number(const char *json, const char *from, const char *key)
+{
+	char pattern[64];
+	const char *at;
+
+	snprintf(pattern, sizeof(pattern), "\"%s\":", key);
+	at = strstr(from != NULL ? from : json, pattern);
+	return at != NULL ? strtoll(at + strlen(pattern), NULL, 10) : -1;
+}
+
+int
+main(void)
+{
+	struct rte_malloc_socket_stats st;
+	struct hpm_cache_stats cs;
+	static char json[64 * 1024];
+	void *p[100];
+	int fd, i;
+
+	if (test_eal_init("telemetry", "-l", "0", "--no-pci", NULL) != 0)
+		return TEST_SKIP;
+	CHECK(hpm_init(NULL) == 0, "hpm_init");
+	for (i = 0; i < 100; i++)
+		p[i] = hpm_malloc("tel", 64 + i * 100, i % 3 == 0 ? 4096 : 0);
+	for (i = 0; i < 50; i++)
+		hpm_free(p[i]);
+	fd = connect_telemetry();
+	if (fd < 0) {
+		printf("no telemetry socket: skipped\n");
+		test_end("telemetry");
+		return TEST_SKIP;
+	}
+	CHECK(query(fd, "/hpm/stats", json, sizeof(json)) == 0, "/hpm/stats");
+	printf("/hpm/stats: %.300s\n", json);
+	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0, "stats");
+	CHECK(strstr(json, "\"source\":\"eal\"") != NULL, "source in /hpm/stats");
+	CHECK(number(json, strstr(json, "socket_0"), "alloc_count") == st.alloc_count &&
+			st.alloc_count >= 50,
+		"alloc_count: telemetry %lld, API %u",
+		number(json, strstr(json, "socket_0"), "alloc_count"), st.alloc_count);
+	CHECK(number(json, strstr(json, "socket_0"), "heap_totalsz_bytes") ==
+			(long long)st.heap_totalsz_bytes,
+		"heap_totalsz_bytes: telemetry %lld, API %zu",
+		number(json, strstr(json, "socket_0"), "heap_totalsz_bytes"),
+		st.heap_totalsz_bytes);
+
+	CHECK(query(fd, "/hpm/heap_info,0", json, sizeof(json)) == 0, "/hpm/heap_info,0");
+	printf("/hpm/heap_info,0: %.300s\n", json);
+	CHECK(number(json, NULL, "chunks") >= 1, "chunks in /hpm/heap_info");
+	CHECK(number(json, NULL, "heap_allocsz_bytes") == (long long)st.heap_allocsz_bytes,
+		"heap_allocsz_bytes: telemetry %lld, API %zu",
+		number(json, NULL, "heap_allocsz_bytes"), st.heap_allocsz_bytes);
+	CHECK(number(json, NULL, "heap_span") >= 1 && number(json, NULL, "gran4k_single") >= 1,
+		"units by role");
+	CHECK(query(fd, "/hpm/heap_info,7", json, sizeof(json)) == 0 &&
+			strstr(json, "null") != NULL,
+		"/hpm/heap_info of an absent socket: %s", json);
+
+	CHECK(query(fd, "/hpm/caches", json, sizeof(json)) == 0, "/hpm/caches");
+	printf("/hpm/caches: %.300s\n", json);
+	CHECK(hpm_cache_stats(rte_lcore_id(), -1, &cs) == 0, "cache stats");
+	CHECK(strstr(json, "lcore_0") != NULL &&
+			number(json, strstr(json, "lcore_0"), "hits") == (long long)cs.hits,
+		"hits of lcore 0: telemetry %lld, API %" PRIu64,
+		number(json, strstr(json, "lcore_0"), "hits"), cs.hits);
+	CHECK(query(fd, "/hpm/caches,0", json, sizeof(json)) == 0 &&
+			strstr(json, "class_4096") != NULL && strstr(json, "class_48") != NULL,
+		"/hpm/caches,0 per class: %.200s", json);
+	close(fd);
+	for (i = 50; i < 100; i++)
+		hpm_free(p[i]);
+	hpm_malloc_dump_heaps(stdout);
+	hpm_fini();
+	return test_end("telemetry");
+}
