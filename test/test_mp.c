@@ -29,6 +29,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_memzone.h>
+#include <rte_pause.h>
 #include <rte_ring.h>
 
 #include "hpm_malloc.h"
@@ -40,6 +41,8 @@
 struct ctl {
 	volatile int stop;
 	volatile int secondary_ready;
+	volatile int secondary_drained;
+	volatile int primary_quiet;
 	volatile int secondary_done;
 	uint64_t secondary_allocs;
 	uint64_t secondary_frees;
@@ -175,6 +178,10 @@ secondary_main(const char *prefix, enum mode mode)
 			;
 		ctl->secondary_frees += frees;
 		hpm_cache_flush();
+		ctl->secondary_drained = 1;
+		/* the same view from both sides, once neither has anything in flight */
+		while (!ctl->primary_quiet)
+			rte_pause();
 		hpm_malloc_get_socket_stats(0, &ctl->secondary_stats);
 		hpm_fini(); /* detaches: the heap stays */
 		ctl->secondary_done = 1;
@@ -336,16 +343,14 @@ main(int argc, char **argv)
 			churn_once(to_secondary, to_primary, &rs, &allocs, &frees, &bad);
 	}
 	ctl->stop = 1;
-	while (!ctl->secondary_done && waitpid(pid, &status, WNOHANG) == 0)
+	while (!ctl->secondary_drained && waitpid(pid, &status, WNOHANG) == 0)
 		receive(to_primary, &frees, &bad);
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "secondary status %d", status);
 	while (receive(to_primary, &frees, &bad) != 0)
 		;
-	/* blocks the secondary sent after it stopped reading are ours to free */
-	while (receive(to_secondary, &frees, &bad) != 0)
-		;
 	hpm_cache_flush();
+	ctl->primary_quiet = 1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "secondary status %d", status);
 	printf("churn %.0f s: primary %" PRIu64 " allocs, secondary %" PRIu64 "; %" PRIu64
 	       " frees in all, %" PRIu64 " damaged\n",
 		seconds, allocs, ctl->secondary_allocs, frees + ctl->secondary_frees,
