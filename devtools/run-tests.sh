@@ -12,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 devtools/install-deps.sh
-devtools/setup-hugepages.sh 2048
+# parallel tests each map hundreds of MiB of hugepages
+devtools/setup-hugepages.sh 4096
 
 # what the tests leave behind: hugepage files and runtime dirs of prefix hpmt_*
 # shellcheck disable=SC2317 # called by the trap

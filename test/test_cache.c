@@ -37,6 +37,8 @@ struct msg {
 };
 
 static struct rte_ring *to_worker, *to_main, *to_thread;
+/* short runs and no blocks of whole units (HPM_TEST_OPS set: checking builds) */
+static bool quick;
 static bool stop;
 static unsigned int worker_lcore;
 
@@ -70,6 +72,8 @@ pick(uint64_t *rs, size_t *align)
 		*align = 4096;
 		return 4097 + test_rand(rs) % 60000; /* granule runs */
 	}
+	if (quick)
+		return 100;
 	return 2 * MIB + test_rand(rs) % MIB; /* units */
 }
 
@@ -380,6 +384,9 @@ main(int argc, char **argv)
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--duration") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+	quick = getenv("HPM_TEST_OPS") != NULL;
+	if (quick)
+		seconds = 1;
 	if (test_eal_init("cache", "-l", "0-1", "--no-pci", NULL) != 0)
 		return TEST_SKIP;
 	worker_lcore = rte_get_next_lcore(-1, 1, 0);

@@ -35,8 +35,9 @@ extern unsigned int test_failures;
 
 /**
  * Start EAL for test name with extra arguments (NULL-terminated), a file
- * prefix of its own and hugepage files unlinked at once, so that nothing is
- * left in hugetlbfs. Returns 0, or -1 when EAL cannot start.
+ * prefix of its own and hugepage files unlinked as soon as they are mapped
+ * (--huge-unlink=always), so that nothing is left in hugetlbfs. Returns 0, or
+ * -1 when EAL cannot start.
  */
 int test_eal_init(const char *name, ...);
 

@@ -25,7 +25,7 @@
 #include "test_common.h"
 
 #define MAX_LIVE 4096
-#define MAX_LIVE_BYTES (UINT64_C(384) << 20)
+#define MAX_LIVE_BYTES (UINT64_C(256) << 20)
 #define FULL_CHECK_SIZE 8192
 #define EDGE 2048
 #define MIB (UINT64_C(1) << 20)
