@@ -13,6 +13,7 @@
 
 #include "arena.h"
 #include "pagemap.h"
+#include "poison.h"
 #include "state.h"
 #include "unit.h"
 
@@ -39,6 +40,26 @@ int hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p);
 
 /** A block of a cacheable kind that is in a cache (freed): lock held or not. */
 bool hpm_block_in_cache(const struct hpm_unit *u, const void *p);
+
+/** The application may use size bytes from p (for memory checkers; poison.h). */
+static inline void
+hpm_block_open(void *p, size_t size)
+{
+	HPM_UNPOISON(p, size);
+}
+
+/** A block goes back: none of it is the application's; a heap block's links stay open. */
+static inline void
+hpm_block_close(const struct hpm_unit *u, void *p, size_t usable)
+{
+	if (u->role == HPM_UNIT_SPAN)
+		HPM_POISON((uint8_t *)p + 16, usable - 16);
+	else
+		HPM_POISON(p, usable);
+	RTE_SET_USED(u);
+	RTE_SET_USED(p);
+	RTE_SET_USED(usable);
+}
 
 /** Count, and log (rate-limited), a bad pointer given to op. */
 void hpm_bad_pointer(const void *ptr, const char *op, const char *why);

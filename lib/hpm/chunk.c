@@ -12,6 +12,7 @@
 #include "chunk.h"
 #include "lcore_cache.h"
 #include "log.h"
+#include "poison.h"
 #include "state.h"
 
 /*
@@ -72,6 +73,8 @@ chunk_new(struct hpm_arena *a, size_t len, size_t align, bool contig)
 	c = hpm_meta_alloc(&hpm_state->meta, hpm_src, meta_size);
 	if (c == NULL)
 		goto fail_region;
+	/* nothing of it is the application's until a block is handed out */
+	HPM_POISON(r.va, r.len);
 	c->region = r;
 	c->nunits = n;
 	c->nfree = n;
@@ -117,6 +120,7 @@ chunk_release(struct hpm_arena *a, struct hpm_chunk *c)
 		a->empty_bytes -= r.len;
 	a->chunks_released++;
 	hpm_meta_free(&hpm_state->meta, hpm_src, c, c->meta_size);
+	HPM_UNPOISON(r.va, r.len);
 	hpm_src->release(&r);
 }
 

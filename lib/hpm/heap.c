@@ -10,6 +10,7 @@
 #include "check.h"
 #include "heap.h"
 #include "log.h"
+#include "poison.h"
 #include "state.h"
 
 /*
@@ -80,11 +81,19 @@ list_index_fit(size_t size)
 	return list_index(size + (UINT64_C(1) << (msb - 3)) - 1);
 }
 
+/* A header and a free block's links, open to the allocator under a memory checker. */
+static inline void
+blk_open(struct hpm_blk *b)
+{
+	HPM_UNPOISON(b, sizeof(*b));
+}
+
 static void
 list_insert(struct hpm_heap *h, struct hpm_blk *b)
 {
 	unsigned int i = list_index(blk_size(b));
 
+	blk_open(b);
 	b->prev_free = NULL;
 	b->next_free = h->lists[i];
 	if (b->next_free != NULL)
@@ -171,6 +180,7 @@ set_flags_of_live(struct hpm_blk *b, size_t size)
 static void
 set_prev_free(struct hpm_blk *next, const struct hpm_blk *b)
 {
+	blk_open(next);
 	next->prev_size = blk_size(b);
 	set_flags_of_live(next, next->size | BLK_PREV_FREE);
 }
@@ -178,6 +188,7 @@ set_prev_free(struct hpm_blk *next, const struct hpm_blk *b)
 static void
 clear_prev_free(struct hpm_blk *next)
 {
+	blk_open(next);
 	set_flags_of_live(next, next->size & ~(size_t)BLK_PREV_FREE);
 }
 
@@ -198,6 +209,8 @@ span_new(struct hpm_arena *a)
 	u->role = HPM_UNIT_SPAN;
 	u->span = s;
 	b = (struct hpm_blk *)(u->va + SPAN_FIRST);
+	blk_open(b);
+	blk_open((struct hpm_blk *)(u->va + HPM_UNIT_SIZE - BLK_HDR));
 	b->prev_size = 0;
 	b->size = SPAN_BLOCK_MAX | BLK_FREE;
 	end = blk_next(b);
@@ -233,6 +246,7 @@ split_tail(struct hpm_arena *a, struct hpm_blk *b, size_t size)
 		return;
 	b->size = size | (b->size & BLK_PREV_FREE);
 	tail = blk_next(b);
+	blk_open(tail);
 	tail->size = rest | BLK_FREE;
 	next = blk_next(tail);
 	if (next->size & BLK_FREE) {
@@ -268,6 +282,7 @@ hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blocki
 		struct hpm_blk *front = b;
 
 		b = (struct hpm_blk *)((uintptr_t)front + pad);
+		blk_open(b);
 		b->size = blk_size(front) - pad;
 		front->size = pad | BLK_FREE | (front->size & BLK_PREV_FREE);
 		list_insert(h, front);
@@ -326,6 +341,7 @@ hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **st
 	u = hpm_pagemap_lookup(&hpm_state->pagemap, b);
 	for (i = 0; i < m; i++) {
 		blk = (struct hpm_blk *)((uintptr_t)b + i * block_size);
+		blk_open(blk);
 		blk->size = block_size | (i == 0 ? prev_flag : 0);
 		objs[i] = blk_payload(blk);
 		states[i] = hpm_heap_state(u, objs[i]);
@@ -335,6 +351,7 @@ hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **st
 	if (total != 0) {
 		struct hpm_blk *tail = blk_next(blk);
 
+		blk_open(tail);
 		tail->size = total | BLK_FREE;
 		list_insert(h, tail);
 		set_prev_free(blk_next(tail), tail);

@@ -137,6 +137,15 @@ hpm_cache_get(void)
 	return hpm_cache_bind();
 }
 
+/** Bytes of a block of class cls an application may use. */
+static __rte_always_inline size_t
+hpm_cache_class_usable(unsigned int cls)
+{
+	if (cls < HPM_CACHE_SMALL_NCLASS)
+		return (size_t)(cls + 1) * HPM_CACHE_BLOCK_STEP - 16;
+	return cls == HPM_CACHE_C4K ? 4096 : 65536;
+}
+
 /** Class of a request (align a power of two), or -1 when no class serves it. */
 static __rte_always_inline int
 hpm_cache_class(size_t size, size_t align)

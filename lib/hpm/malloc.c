@@ -117,6 +117,7 @@ bulk_in(struct hpm_arena *a, void **objs, unsigned int n, size_t size, size_t al
 		objs[i] = alloc_locked(a, size, align, false, &bi);
 		if (objs[i] == NULL)
 			break;
+		hpm_block_open(objs[i], size);
 	}
 	if (i < n)
 		while (i > 0) {
@@ -182,7 +183,10 @@ alloc_slow(size_t size, unsigned int align, int socket, unsigned int flags)
 	}
 	p = alloc_on_socket(size, RTE_MAX(align, HPM_MIN_ALIGN), socket, flags & ALLOC_F_CONTIG,
 		&bi);
-	if (p != NULL && (flags & ALLOC_F_ZERO) && bi.dirty)
+	if (p == NULL)
+		return NULL;
+	hpm_block_open(p, size);
+	if ((flags & ALLOC_F_ZERO) && bi.dirty)
 		memset(p, 0, size);
 	return p;
 }
@@ -214,6 +218,7 @@ alloc_miss(size_t size, unsigned int align, int socket, unsigned int flags)
 		(cls = hpm_cache_class(size, align)) >= 0) {
 		p = hpm_cache_refill(c, cls);
 		if (p != NULL) {
+			hpm_block_open(p, size);
 			if (flags & ALLOC_F_ZERO)
 				memset(p, 0, size);
 			return p;
@@ -236,6 +241,7 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 	uint32_t len;
 	int cls;
 
+	HPM_POISON_SYNC();
 	if (unlikely(t->gen != hpm_cache_gen || c == NULL || (align & (align - 1)) != 0 ||
 		    (socket != SOCKET_ID_ANY && socket != c->socket)))
 		return alloc_miss(size, align, socket, flags);
@@ -250,6 +256,7 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 	hpm_cache_set_len(cc, len);
 	hpm_blk_state_set(o->state, HPM_BLK_USER);
 	hpm_cache_count(&cc->hits, 1);
+	hpm_block_open(o->p, size);
 	if (flags & ALLOC_F_ZERO)
 		memset(o->p, 0, size);
 	return o->p;
@@ -340,6 +347,7 @@ free_miss(void *ptr, struct hpm_unit *u)
 	if (c != NULL && u->socket == c->socket &&
 		(cls = hpm_cache_class_of(u, ptr, &state)) >= 0) {
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
+		hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 		hpm_cache_flush_push(c, cls, ptr, state);
 		return;
 	}
@@ -357,6 +365,7 @@ free_fast(void *ptr)
 	uint32_t len;
 	int cls;
 
+	HPM_POISON_SYNC();
 	/* never into a foreign socket's cache */
 	if (unlikely(u == NULL || t->gen != hpm_cache_gen || c == NULL || u->socket != c->socket))
 		return free_miss(ptr, u);
@@ -369,6 +378,7 @@ free_fast(void *ptr)
 	if (unlikely(len >= cc->limit || hpm_cache_drain_asked(cc)))
 		return free_miss(ptr, u);
 	hpm_blk_state_set(state, HPM_BLK_CACHED);
+	hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 	cc->objs[len].p = ptr;
 	cc->objs[len].state = state;
 	hpm_cache_set_len(cc, len + 1);
@@ -438,6 +448,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 
 	if (ptr == NULL)
 		return alloc_fast(size, align, socket, 0);
+	HPM_POISON_SYNC();
 	if (size == 0 || (align & (align - 1)) != 0) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -464,16 +475,23 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		return NULL;
 	}
 	if ((socket == SOCKET_ID_ANY || socket == u->socket || hpm_state->no_huge) &&
-		((uintptr_t)ptr & (eff_align - 1)) == 0 &&
-		resize_in_place(a, u, ptr, size, eff_align, &bi) == 0) {
-		a->alloc_bytes += bi.bytes - old_bytes;
-		hpm_arena_unlock(a);
-		return ptr;
+		((uintptr_t)ptr & (eff_align - 1)) == 0) {
+		/* closed while it changes: headers may move inside it */
+		hpm_block_close(u, ptr, old_usable);
+		if (resize_in_place(a, u, ptr, size, eff_align, &bi) == 0) {
+			a->alloc_bytes += bi.bytes - old_bytes;
+			hpm_arena_unlock(a);
+			hpm_block_open(ptr, size);
+			return ptr;
+		}
+		hpm_block_open(ptr, old_usable);
 	}
 	hpm_arena_unlock(a);
 	p = alloc_fast(size, align, socket, 0);
 	if (p == NULL)
 		return NULL;
+	/* what the block held beyond its size is copied too: open it to checkers */
+	hpm_block_open(ptr, old_usable);
 	memcpy(p, ptr, RTE_MIN(old_usable, size));
 	hpm_free(ptr);
 	return p;
@@ -537,6 +555,7 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 
 	if (n == 0)
 		return 0;
+	HPM_POISON_SYNC();
 	if (c != NULL && (align & (align - 1)) == 0 &&
 		(socket == SOCKET_ID_ANY || socket == c->socket) &&
 		(cls = hpm_cache_class(size, align)) >= 0) {
@@ -552,6 +571,7 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 			for (i = 0; i < n; i++) {
 				objs[i] = top[i].p;
 				hpm_blk_state_set(top[i].state, HPM_BLK_USER);
+				hpm_block_open(objs[i], size);
 			}
 			hpm_cache_count(&cc->hits, n);
 			return 0;
@@ -596,6 +616,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 				break;
 			state = &states[off >> shift];
 			hpm_blk_state_set(state, HPM_BLK_CACHED);
+			hpm_block_close(u, objs[i], (size_t)1 << shift);
 			top[i].p = objs[i];
 			top[i].state = state;
 		}
@@ -604,6 +625,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	}
 	for (i = 0;;) {
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
+		hpm_block_close(u, objs[i], hpm_cache_class_usable(cls));
 		cc->objs[cc->len].p = objs[i];
 		cc->objs[cc->len].state = state;
 		hpm_cache_set_len(cc, cc->len + 1);

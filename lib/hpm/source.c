@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "log.h"
+#include "poison.h"
 #include "source.h"
 
 long
@@ -108,7 +109,7 @@ hpm_source_numa_sockets(int *ids, unsigned int max)
 	return n;
 }
 
-rte_iova_t
+HPM_NO_SANITIZE_ADDRESS rte_iova_t
 hpm_source_pagemap_iova(const void *va)
 {
 	const long page = sysconf(_SC_PAGESIZE);

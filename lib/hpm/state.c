@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "log.h"
+#include "poison.h"
 #include "state.h"
 
 RTE_LOG_REGISTER(hpm_logtype, lib.hpm, NOTICE);
@@ -123,6 +124,9 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	hpm_cache_init_shared(st);
 	/* last: a process attaching waits for the magic */
 	__atomic_store_n(&st->magic, HPM_STATE_MAGIC, __ATOMIC_RELEASE);
+#ifdef HPM_CHECKER
+	hpm_poison_enabled = true;
+#endif
 	hpm_src = src;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();
@@ -163,6 +167,7 @@ state_attach(void)
 			return -ETIMEDOUT;
 		usleep(1);
 	}
+	__atomic_store_n(&st->shared, 1, __ATOMIC_RELEASE);
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();

@@ -39,6 +39,8 @@ struct hpm_state {
 	int node_of_socket[RTE_MAX_NUMA_NODES];
 	/** Process that created the heap; the others attached to it. */
 	int creator_pid;
+	/** Another process attached: memory checkers' poison stops (poison.h). */
+	uint32_t shared;
 	uint64_t bad_frees;
 	hpm_lock_t cache_lock;
 	uint32_t ncaches;

@@ -11,6 +11,7 @@
 #include "block.h"
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
+#include "poison.h"
 #include "state.h"
 
 /* Usable size of a live block, 0 otherwise (also for a block freed into a cache). */
@@ -170,6 +171,7 @@ hpm_heap_check(void)
 
 	if (hpm_state == NULL)
 		return 0;
+	HPM_POISON_SYNC();
 	for (i = 0; i < hpm_state->nsockets; i++)
 		bad += hpm_arena_verify(&hpm_state->arenas[hpm_state->socket_ids[i]]);
 	return bad != 0 ? -EFAULT : 0;

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Under AddressSanitizer, hpmalloc poisons what an application must not
+ * touch: a child process that writes one byte past a block, reads a freed
+ * block, or writes into a block's
+ * rounding must be stopped by ASan; the same accesses within the block are
+ * fine. Skipped (77) in builds without ASan.
+ */
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "hpm_malloc.h"
+#include "test_common.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+
+enum access { IN_BOUNDS, PAST_END, AFTER_FREE, IN_ROUNDING };
+
+static const char *const access_names[] = {"in bounds", "one past the end", "after free",
+	"in the rounding"};
+
+/* Run one access in a child: does ASan stop it? */
+static bool
+stopped(size_t size, unsigned int align, enum access access)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		volatile uint8_t *p = hpm_malloc("poison", size, align);
+
+		if (p == NULL)
+			_exit(3);
+		switch (access) {
+		case IN_BOUNDS:
+			p[0] = 1;
+			p[size - 1] = 1;
+			break;
+		case PAST_END:
+			p[size] = 1;
+			break;
+		case AFTER_FREE:
+			hpm_free((void *)(uintptr_t)p);
+			(void)p[0 + 20];
+			break;
+		case IN_ROUNDING:
+			/* 100 bytes sit in a larger block: its end is not the application's */
+			p[size + 8] = 1;
+			break;
+		}
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int
+main(void)
+{
+#ifndef ASAN
+	printf("poison: not an AddressSanitizer build: skipped\n");
+	return TEST_SKIP;
+#else
+	static const struct {
+		size_t size;
+		unsigned int align;
+	} blocks[] = {{100, 0}, {1000, 0}, {100, 4096}, {4096, 4096}, {65536, 65536}, {5000, 0},
+		{3 << 20, 0}};
+	struct hpm_config cfg;
+	unsigned int i;
+
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_ANON;
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	for (i = 0; i < RTE_DIM(blocks); i++) {
+		size_t size = blocks[i].size;
+		unsigned int align = blocks[i].align;
+
+		CHECK(!stopped(size, align, IN_BOUNDS), "%zu/%u: %s stopped", size, align,
+			access_names[IN_BOUNDS]);
+		CHECK(stopped(size, align, PAST_END), "%zu/%u: %s not stopped", size, align,
+			access_names[PAST_END]);
+		CHECK(stopped(size, align, AFTER_FREE), "%zu/%u: %s not stopped", size, align,
+			access_names[AFTER_FREE]);
+		if (size == 100)
+			CHECK(stopped(size, align, IN_ROUNDING), "%zu/%u: %s not stopped", size,
+				align, access_names[IN_ROUNDING]);
+		printf("%zu/%u: in bounds fine; past the end, after free%s stopped\n", size, align,
+			size == 100 ? ", in the rounding" : "");
+	}
+	hpm_fini();
+	return test_end("poison");
+#endif
+}
