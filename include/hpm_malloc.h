@@ -89,6 +89,15 @@ enum hpm_source_kind {
 #define HPM_CFG_F_VALIDATE RTE_BIT32(0)
 /** No per-lcore caches: every operation takes the socket's lock (for comparisons). */
 #define HPM_CFG_F_NO_CACHE RTE_BIT32(1)
+/**
+ * Debug mode: canaries before and after every block (checked at free and by
+ * hpm_heap_check()), freed blocks filled with 0x6b, new ones (but zmalloc's)
+ * with 0x6b too, every live block recorded with its type and size
+ * (hpm_malloc_dump_leaks()), HPM_CFG_F_VALIDATE, and no per-lcore caches.
+ * Also turned on by HPM_DEBUG=1 in the environment, and by default in
+ * builds with -Ddebug_mode=true. Slow: for finding bugs.
+ */
+#define HPM_CFG_F_DEBUG RTE_BIT32(2)
 
 /**
  * hpmalloc configuration, given to hpm_init(). Fill it with
@@ -559,6 +568,24 @@ size_t hpm_heap_trim(void);
  *   logging what is wrong.
  */
 int hpm_heap_check(void);
+
+/**
+ * Print the live blocks grouped by their type string (debug mode only):
+ * what an application still holds, e.g. at its exit, and what it leaks.
+ *
+ * @param f
+ *   Stream to print to.
+ */
+void hpm_malloc_dump_leaks(FILE *f);
+
+/**
+ * Number of blocks found written outside their bounds (debug mode: broken
+ * canaries, at free or by hpm_heap_check()).
+ *
+ * @return
+ *   The count; 0 when debug mode is off.
+ */
+uint64_t hpm_debug_corruption_count(void);
 
 /**
  * Number of bad pointers (foreign, interior, already freed) given to

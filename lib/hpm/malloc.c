@@ -16,6 +16,7 @@
 #include <rte_lcore.h>
 
 #include "block.h"
+#include "debug.h"
 #include "hpm_malloc.h"
 #include "large.h"
 #include "lcore_cache.h"
@@ -27,8 +28,8 @@
 #define HPM_SIZE_MAX (UINT64_C(1) << 46)
 #define HPM_MIN_ALIGN 64u
 
-#define ALLOC_F_ZERO RTE_BIT32(0)
-#define ALLOC_F_CONTIG RTE_BIT32(1)
+#define ALLOC_F_ZERO HPM_ALLOC_F_ZERO
+#define ALLOC_F_CONTIG HPM_ALLOC_F_CONTIG
 
 static int
 caller_socket(const struct hpm_state *st)
@@ -191,6 +192,12 @@ alloc_slow(size_t size, unsigned int align, int socket, unsigned int flags)
 	return p;
 }
 
+void *
+hpm_raw_alloc(size_t size, unsigned int align, int socket, unsigned int flags)
+{
+	return alloc_slow(size, align, socket, flags);
+}
+
 /* A thread that got an lcore id after its first call binds to a cache now. */
 static struct hpm_lcore_cache *
 cache_of_thread(void)
@@ -265,28 +272,32 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 void *
 hpm_malloc_socket(const char *type, size_t size, unsigned int align, int socket)
 {
-	RTE_SET_USED(type);
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_alloc(type, size, align, socket, 0);
 	return alloc_fast(size, align, socket, 0);
 }
 
 void *
 hpm_malloc(const char *type, size_t size, unsigned int align)
 {
-	RTE_SET_USED(type);
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_alloc(type, size, align, SOCKET_ID_ANY, 0);
 	return alloc_fast(size, align, SOCKET_ID_ANY, 0);
 }
 
 void *
 hpm_zmalloc_socket(const char *type, size_t size, unsigned int align, int socket)
 {
-	RTE_SET_USED(type);
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_alloc(type, size, align, socket, ALLOC_F_ZERO);
 	return alloc_fast(size, align, socket, ALLOC_F_ZERO);
 }
 
 void *
 hpm_zmalloc(const char *type, size_t size, unsigned int align)
 {
-	RTE_SET_USED(type);
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_alloc(type, size, align, SOCKET_ID_ANY, ALLOC_F_ZERO);
 	return alloc_fast(size, align, SOCKET_ID_ANY, ALLOC_F_ZERO);
 }
 
@@ -295,11 +306,12 @@ hpm_calloc_socket(const char *type, size_t num, size_t size, unsigned int align,
 {
 	size_t total;
 
-	RTE_SET_USED(type);
 	if (__builtin_mul_overflow(num, size, &total)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_alloc(type, total, align, socket, ALLOC_F_ZERO);
 	return alloc_fast(total, align, socket, ALLOC_F_ZERO);
 }
 
@@ -312,7 +324,8 @@ hpm_calloc(const char *type, size_t num, size_t size, unsigned int align)
 void *
 hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
 {
-	RTE_SET_USED(type);
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_alloc(type, size, align, socket, ALLOC_F_CONTIG);
 	return alloc_slow(size, align, socket, ALLOC_F_CONTIG);
 }
 
@@ -385,10 +398,22 @@ free_fast(void *ptr)
 }
 
 void
+hpm_raw_free(void *p)
+{
+	free_slow(p, hpm_block_unit(p));
+}
+
+void
 hpm_free(void *ptr)
 {
-	if (ptr != NULL)
-		free_fast(ptr);
+	if (ptr == NULL)
+		return;
+	if (unlikely(hpm_debug_on)) {
+		if (!hpm_debug_free(ptr))
+			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
+		return;
+	}
+	free_fast(ptr);
 }
 
 /* Route a live block belongs to, and the alignment every block there has. */
@@ -447,7 +472,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 	void *p;
 
 	if (ptr == NULL)
-		return alloc_fast(size, align, socket, 0);
+		return hpm_malloc_socket(NULL, size, align, socket);
 	HPM_POISON_SYNC();
 	if (size == 0 || (align & (align - 1)) != 0) {
 		rte_errno = EINVAL;
@@ -457,6 +482,8 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_realloc(ptr, size, align, socket);
 	u = hpm_block_unit(ptr);
 	if (u == NULL) {
 		hpm_bad_pointer(ptr, "hpm_realloc", "not hpmalloc memory");
@@ -555,6 +582,17 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 
 	if (n == 0)
 		return 0;
+	if (unlikely(hpm_debug_on)) {
+		for (i = 0; i < n; i++)
+			if ((objs[i] = hpm_debug_alloc(NULL, size, align, socket, 0)) == NULL) {
+				int rc = -rte_errno;
+
+				while (i > 0)
+					hpm_debug_free(objs[--i]);
+				return rc;
+			}
+		return 0;
+	}
 	HPM_POISON_SYNC();
 	if (c != NULL && (align & (align - 1)) == 0 &&
 		(socket == SOCKET_ID_ANY || socket == c->socket) &&
@@ -643,6 +681,11 @@ hpm_free_bulk(void *const *objs, unsigned int n)
 	struct hpm_cache_tls *t = &hpm_cache_tls;
 	unsigned int i = 0, k;
 
+	if (unlikely(hpm_debug_on)) {
+		for (i = 0; i < n; i++)
+			hpm_free(objs[i]);
+		return;
+	}
 	while (i < n) {
 		if (objs[i] == NULL) {
 			i++;

@@ -3,6 +3,7 @@
 /* Initialisation and teardown of the heap's state. */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "lock.h"
 
 #include "check.h"
+#include "debug.h"
 #include "log.h"
 #include "poison.h"
 #include "state.h"
@@ -40,6 +42,9 @@ hpm_config_defaults(struct hpm_config *cfg)
 	cfg->cache_max = HPM_CACHE_CAP;
 	cfg->cache_min = 64;
 	cfg->cache_share = 32;
+#ifdef HPM_DEFAULT_DEBUG
+	cfg->flags |= HPM_CFG_F_DEBUG;
+#endif
 }
 
 static int
@@ -49,7 +54,7 @@ config_check(const struct hpm_config *cfg)
 		cfg->chunk_size % HPM_UNIT_SIZE != 0 ||
 		(cfg->hugepage_size != HPM_UNIT_SIZE &&
 			cfg->hugepage_size != (UINT64_C(1) << 30)) ||
-		(cfg->flags & ~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE)) != 0 ||
+		(cfg->flags & ~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE | HPM_CFG_F_DEBUG)) != 0 ||
 		cfg->cache_max > HPM_CACHE_CAP || cfg->cache_min > cfg->cache_max ||
 		cfg->cache_share == 0 || cfg->fake_sockets > RTE_MAX_NUMA_NODES)
 		return -EINVAL;
@@ -112,6 +117,9 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 		return rc;
 	st = p;
 	st->cfg = *cfg;
+	/* debug mode checks every operation, and every operation takes the lock */
+	if (cfg->flags & HPM_CFG_F_DEBUG)
+		st->cfg.flags |= HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE;
 	st->creator_pid = getpid();
 	st->source = src->kind;
 	/* a fake topology is there to be used: its sockets are never just wishes */
@@ -122,6 +130,10 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 		sizeof(*st));
 	state_sockets(st, src);
 	hpm_cache_init_shared(st);
+	if ((st->cfg.flags & HPM_CFG_F_DEBUG) && hpm_debug_init(st, src) != 0) {
+		hpm_meta_release_all(&st->meta, src);
+		return -ENOMEM;
+	}
 	/* last: a process attaching waits for the magic */
 	__atomic_store_n(&st->magic, HPM_STATE_MAGIC, __ATOMIC_RELEASE);
 #ifdef HPM_CHECKER
@@ -171,6 +183,7 @@ state_attach(void)
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();
+	hpm_debug_attach();
 	HPM_LOG(INFO, "attached to the heap of process %d", st->creator_pid);
 	return 0;
 }
@@ -179,6 +192,7 @@ state_attach(void)
 static void
 state_detach(void)
 {
+	hpm_debug_fini();
 	hpm_cache_fini_process();
 	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
 }
@@ -212,6 +226,7 @@ state_destroy(void)
 	struct hpm_state *st = hpm_state;
 	unsigned int i;
 
+	hpm_debug_fini();
 	hpm_cache_fini_process();
 	for (i = 0; i < st->nsockets; i++) {
 		struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
@@ -230,10 +245,14 @@ hpm_init(const struct hpm_config *cfg)
 	struct hpm_config defaults;
 	int rc;
 
-	if (cfg == NULL) {
+	if (cfg == NULL)
 		hpm_config_defaults(&defaults);
-		cfg = &defaults;
-	}
+	else
+		defaults = *cfg;
+	cfg = &defaults;
+	/* debug mode without touching the application: HPM_DEBUG=1 */
+	if (getenv("HPM_DEBUG") != NULL && atoi(getenv("HPM_DEBUG")) != 0)
+		defaults.flags |= HPM_CFG_F_DEBUG;
 	if (config_check(cfg) != 0)
 		return -EINVAL;
 	hpm_lock(&init_lock);

@@ -41,6 +41,8 @@ struct hpm_state {
 	int creator_pid;
 	/** Another process attached: memory checkers' poison stops (poison.h). */
 	uint32_t shared;
+	/** Debug mode's records (debug.c). */
+	void *debug_table;
 	uint64_t bad_frees;
 	hpm_lock_t cache_lock;
 	uint32_t ncaches;

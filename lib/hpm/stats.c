@@ -9,6 +9,7 @@
 #include <rte_errno.h>
 
 #include "block.h"
+#include "debug.h"
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
 #include "poison.h"
@@ -24,6 +25,8 @@ live_usable(const void *ptr)
 
 	if (u == NULL)
 		return 0;
+	if (hpm_debug_on)
+		return hpm_debug_usable(ptr);
 	a = &hpm_state->arenas[u->socket];
 	hpm_lock(&a->lock);
 	size = hpm_block_usable(u, ptr);
@@ -174,5 +177,6 @@ hpm_heap_check(void)
 	HPM_POISON_SYNC();
 	for (i = 0; i < hpm_state->nsockets; i++)
 		bad += hpm_arena_verify(&hpm_state->arenas[hpm_state->socket_ids[i]]);
+	bad += hpm_debug_check_all();
 	return bad != 0 ? -EFAULT : 0;
 }

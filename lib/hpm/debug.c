@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include "block.h"
+#include "debug.h"
+#include "hpm_malloc.h"
+#include "log.h"
+#include "state.h"
+
+#define CANARY 0xcb
+#define POISON 0x6b
+#define TRAILER 16
+#define TYPE_LEN 24
+
+bool hpm_debug_on;
+
+struct record {
+	uint8_t *user;
+	uint8_t *inner;
+	size_t size;
+	char type[TYPE_LEN];
+	uint64_t reserved;
+};
+
+/* Records of live debug blocks: open addressing by address, in shared metadata. */
+struct debug_table {
+	hpm_lock_t lock;
+	size_t capacity;
+	size_t used;
+	uint64_t corruptions;
+	struct record *slots;
+};
+
+static struct debug_table *table;
+
+static size_t
+slot_of(const void *p, size_t capacity)
+{
+	return ((uintptr_t)p >> 4) * UINT64_C(0x9e3779b97f4a7c15) >> 20 & (capacity - 1);
+}
+
+static struct record *
+find(const void *p)
+{
+	size_t i = slot_of(p, table->capacity);
+
+	while (table->slots[i].user != NULL) {
+		if (table->slots[i].user == p)
+			return &table->slots[i];
+		i = (i + 1) & (table->capacity - 1);
+	}
+	return NULL;
+}
+
+static int
+grow(void)
+{
+	size_t old_cap = table->capacity, i;
+	struct record *old = table->slots, *slots;
+
+	slots = hpm_meta_alloc(&hpm_state->meta, hpm_src, 2 * old_cap * sizeof(*slots));
+	if (slots == NULL)
+		return -ENOMEM;
+	table->slots = slots;
+	table->capacity = 2 * old_cap;
+	for (i = 0; i < old_cap; i++)
+		if (old[i].user != NULL) {
+			size_t j = slot_of(old[i].user, table->capacity);
+
+			while (slots[j].user != NULL)
+				j = (j + 1) & (table->capacity - 1);
+			slots[j] = old[i];
+		}
+	hpm_meta_free(&hpm_state->meta, hpm_src, old, old_cap * sizeof(*old));
+	return 0;
+}
+
+/* Remove a record and re-place the ones after it that its slot may have pushed. */
+static void
+erase(struct record *r)
+{
+	size_t i = r - table->slots, j = i;
+
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & (table->capacity - 1);
+		if (table->slots[j].user == NULL)
+			break;
+		home = slot_of(table->slots[j].user, table->capacity);
+		/* j's record may move to i if i lies between its home and j */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			table->slots[i] = table->slots[j];
+			i = j;
+		}
+	}
+	memset(&table->slots[i], 0, sizeof(table->slots[i]));
+	table->used--;
+}
+
+void
+hpm_debug_attach(void)
+{
+	table = hpm_state->debug_table;
+	hpm_debug_on = table != NULL;
+}
+
+int
+hpm_debug_init(struct hpm_state *st, const struct hpm_source_ops *src)
+{
+	const size_t capacity = 4096;
+
+	table = hpm_meta_alloc(&st->meta, src, sizeof(*table));
+	if (table == NULL)
+		return -ENOMEM;
+	table->slots = hpm_meta_alloc(&st->meta, src, capacity * sizeof(struct record));
+	if (table->slots == NULL)
+		return -ENOMEM;
+	hpm_lock_init(&table->lock);
+	table->capacity = capacity;
+	st->debug_table = table;
+	hpm_debug_on = true;
+	HPM_LOG(NOTICE, "debug mode: canaries, poison on free, leak records, checks");
+	return 0;
+}
+
+void
+hpm_debug_fini(void)
+{
+	hpm_debug_on = false;
+	table = NULL;
+}
+
+static bool
+canaries_intact(const struct record *r, const char **where)
+{
+	size_t i;
+
+	for (i = 0; r->inner + i < r->user; i++)
+		if (r->inner[i] != CANARY) {
+			*where = "before its start (underflow)";
+			return false;
+		}
+	for (i = 0; i < TRAILER; i++)
+		if (r->user[r->size + i] != CANARY) {
+			*where = "past its end (overflow)";
+			return false;
+		}
+	return true;
+}
+
+static void
+report(const struct record *r, const char *where)
+{
+	table->corruptions++;
+	HPM_LOG(ERR, "debug: block %p (type %s, %zu bytes) was written %s", r->user,
+		r->type[0] != '\0' ? r->type : "-", r->size, where);
+}
+
+void *
+hpm_debug_alloc(const char *type, size_t size, unsigned int align, int socket, unsigned int flags)
+{
+	size_t eff = align < 64 ? 64 : align, pre, inner_size;
+	struct record rec = {0};
+	uint8_t *inner;
+	size_t i;
+
+	if (size == 0 || (align & (align - 1)) != 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	/* a canary before the block costs an alignment's worth: up to 4 KiB */
+	pre = eff <= 4096 ? eff : 0;
+	if (size > SIZE_MAX - pre - TRAILER) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	inner_size = pre + size + TRAILER;
+	inner = hpm_raw_alloc(inner_size, align, socket, flags & HPM_ALLOC_F_CONTIG);
+	if (inner == NULL)
+		return NULL;
+	rec.inner = inner;
+	rec.user = inner + pre;
+	rec.size = size;
+	if (type != NULL)
+		strncpy(rec.type, type, sizeof(rec.type) - 1);
+	memset(inner, CANARY, pre);
+	memset(rec.user + size, CANARY, TRAILER);
+	memset(rec.user, flags & HPM_ALLOC_F_ZERO ? 0 : POISON, size);
+	hpm_lock(&table->lock);
+	if ((table->used + 1) * 2 > table->capacity && grow() != 0) {
+		hpm_unlock(&table->lock);
+		hpm_raw_free(inner);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	i = slot_of(rec.user, table->capacity);
+	while (table->slots[i].user != NULL)
+		i = (i + 1) & (table->capacity - 1);
+	table->slots[i] = rec;
+	table->used++;
+	hpm_unlock(&table->lock);
+	return rec.user;
+}
+
+bool
+hpm_debug_free(void *p)
+{
+	const char *where;
+	struct record *r, rec;
+
+	hpm_lock(&table->lock);
+	r = find(p);
+	if (r == NULL) {
+		hpm_unlock(&table->lock);
+		return false;
+	}
+	rec = *r;
+	if (!canaries_intact(&rec, &where))
+		report(&rec, where);
+	erase(r);
+	hpm_unlock(&table->lock);
+	memset(rec.user, POISON, rec.size);
+	hpm_raw_free(rec.inner);
+	return true;
+}
+
+void *
+hpm_debug_realloc(void *p, size_t size, unsigned int align, int socket)
+{
+	size_t old = hpm_debug_usable(p);
+	void *q;
+
+	if (old == 0) {
+		hpm_bad_pointer(p, "hpm_realloc", "not a live block (debug mode)");
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	q = hpm_debug_alloc(NULL, size, align, socket, 0);
+	if (q == NULL)
+		return NULL;
+	memcpy(q, p, RTE_MIN(old, size));
+	hpm_debug_free(p);
+	return q;
+}
+
+size_t
+hpm_debug_usable(const void *p)
+{
+	const struct record *r;
+	size_t size = 0;
+
+	hpm_lock(&table->lock);
+	r = find(p);
+	if (r != NULL)
+		size = r->size;
+	hpm_unlock(&table->lock);
+	return size;
+}
+
+unsigned int
+hpm_debug_check_all(void)
+{
+	unsigned int broken = 0;
+	const char *where;
+	size_t i;
+
+	if (!hpm_debug_on)
+		return 0;
+	hpm_lock(&table->lock);
+	for (i = 0; i < table->capacity; i++)
+		if (table->slots[i].user != NULL && !canaries_intact(&table->slots[i], &where)) {
+			report(&table->slots[i], where);
+			broken++;
+		}
+	hpm_unlock(&table->lock);
+	return broken;
+}
+
+static int
+by_type(const void *a, const void *b)
+{
+	return strncmp(((const struct record *)a)->type, ((const struct record *)b)->type,
+		TYPE_LEN);
+}
+
+void
+hpm_malloc_dump_leaks(FILE *f)
+{
+	struct record *snap;
+	size_t n = 0, i, count = 0, bytes = 0;
+
+	if (!hpm_debug_on) {
+		fprintf(f, "hpmalloc: no leak records (debug mode is off)\n");
+		return;
+	}
+	hpm_lock(&table->lock);
+	snap = malloc(RTE_MAX(table->used, (size_t)1) * sizeof(*snap));
+	for (i = 0; snap != NULL && i < table->capacity; i++)
+		if (table->slots[i].user != NULL)
+			snap[n++] = table->slots[i];
+	hpm_unlock(&table->lock);
+	if (snap == NULL)
+		return;
+	qsort(snap, n, sizeof(*snap), by_type);
+	fprintf(f, "hpmalloc: %zu live blocks\n", n);
+	for (i = 0; i < n; i++) {
+		count++;
+		bytes += snap[i].size;
+		if (i + 1 == n || by_type(&snap[i], &snap[i + 1]) != 0) {
+			fprintf(f, "\ttype %-24s %8zu blocks %12zu bytes\n",
+				snap[i].type[0] != '\0' ? snap[i].type : "(none)", count, bytes);
+			count = 0;
+			bytes = 0;
+		}
+	}
+	free(snap);
+}
+
+uint64_t
+hpm_debug_corruption_count(void)
+{
+	return hpm_debug_on ? table->corruptions : 0;
+}
