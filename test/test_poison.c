@@ -22,6 +22,7 @@
 #endif
 #endif
 
+#ifdef ASAN
 enum access { IN_BOUNDS, PAST_END, AFTER_FREE, IN_ROUNDING };
 
 static const char *const access_names[] = {"in bounds", "one past the end", "after free",
@@ -61,6 +62,7 @@ stopped(size_t size, unsigned int align, enum access access)
 	waitpid(pid, &status, 0);
 	return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
+#endif
 
 int
 main(void)
