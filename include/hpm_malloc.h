@@ -61,7 +61,8 @@ extern "C" {
 #endif
 #if defined(__GNUC__)
 #define __hpm_alloc_size(...) __attribute__((__alloc_size__(__VA_ARGS__)))
-#define __hpm_alloc_align(n) __attribute__((__alloc_align__(n)))
+/* no alloc_align: align 0 means the default, which the attribute cannot say */
+#define __hpm_alloc_align(n)
 #define __hpm_wur __attribute__((__warn_unused_result__))
 #else
 #define __hpm_alloc_size(...)

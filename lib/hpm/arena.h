@@ -24,6 +24,8 @@
 struct hpm_blockinfo {
 	/** Bytes the block holds, header and rounding included. */
 	size_t bytes;
+	/** Bytes the application may use (set by the API layer). */
+	size_t usable;
 	/** The memory may be non-zero. */
 	bool dirty;
 };

@@ -41,19 +41,23 @@ int hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p);
 /** A block of a cacheable kind that is in a cache (freed): lock held or not. */
 bool hpm_block_in_cache(const struct hpm_unit *u, const void *p);
 
-/** The application may use size bytes from p (for memory checkers; poison.h). */
+/**
+ * The application may use size bytes from p (for memory checkers; poison.h):
+ * all of what hpm_malloc_usable_size() says, rounding included.
+ */
 static inline void
 hpm_block_open(void *p, size_t size)
 {
 	HPM_UNPOISON(p, size);
 }
 
-/** A block goes back: none of it is the application's; a heap block's links stay open. */
+/** A block goes back: none of it is the application's, nor a heap block's header. */
 static inline void
 hpm_block_close(const struct hpm_unit *u, void *p, size_t usable)
 {
+	/* a heap block's header too: an overflow into it is caught */
 	if (u->role == HPM_UNIT_SPAN)
-		HPM_POISON((uint8_t *)p + 16, usable - 16);
+		HPM_POISON((uint8_t *)p - 16, usable + 16);
 	else
 		HPM_POISON(p, usable);
 	RTE_SET_USED(u);

@@ -200,7 +200,9 @@ search:
 		goto search;
 	}
 	len = RTE_MAX(grow_step(a), (size_t)n << HPM_UNIT_SHIFT);
-	c = chunk_new(a, len, (size_t)align_units << HPM_UNIT_SHIFT, contig);
+	/* a single unit is contiguous when the source's units are: no special memory */
+	c = chunk_new(a, len, (size_t)align_units << HPM_UNIT_SHIFT,
+		contig && (n > 1 || !hpm_state->unit_iova_contig));
 	if (c == NULL)
 		return NULL;
 	pos = find_in_chunk(c, n, align_units, contig);

@@ -81,13 +81,20 @@ list_index_fit(size_t size)
 	return list_index(size + (UINT64_C(1) << (msb - 3)) - 1);
 }
 
-/* A header and a free block's links, open to the allocator under a memory checker. */
+/*
+ * Headers and free lists live in memory poisoned for memory checkers: this
+ * module is built without AddressSanitizer (meson.build), and opens them to
+ * valgrind, which sees every access, as it touches them.
+ */
 static inline void
 blk_open(struct hpm_blk *b)
 {
+#ifdef HPM_VALGRIND
 	HPM_UNPOISON(b, sizeof(*b));
+#else
+	RTE_SET_USED(b);
+#endif
 }
-
 static void
 list_insert(struct hpm_heap *h, struct hpm_blk *b)
 {
@@ -411,6 +418,12 @@ hpm_heap_block_size(const struct hpm_unit *u, const void *p)
 	const struct hpm_blk *b = live_block(u, p, HELD_BY_USER);
 
 	return b == NULL ? 0 : blk_size(b);
+}
+
+size_t
+hpm_heap_header_size(const void *p)
+{
+	return __atomic_load_n(&blk_of(p)->size, __ATOMIC_RELAXED) & ~(size_t)BLK_FLAGS;
 }
 
 size_t

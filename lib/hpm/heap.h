@@ -70,6 +70,12 @@ unsigned int hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs,
 /** Free the block at p (a user's or a cache's); -EINVAL if p is not one. Arena lock held. */
 int hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes);
 
+/**
+ * Size in a block's header (the caller holds the block; memory checkers do
+ * not look into this module).
+ */
+size_t hpm_heap_header_size(const void *p);
+
 /** Usable bytes of the block at p held by the application, 0 if none. */
 size_t hpm_heap_usable(const struct hpm_unit *u, const void *p);
 

@@ -24,6 +24,13 @@ hpm_cache_class_bytes(unsigned int cls)
 	return cls == HPM_CACHE_C4K ? 4096 : 65536;
 }
 
+/* What a heap class moves per refill, and holds, in bytes (measured: see update_limit) */
+#define SMALL_BATCH_BYTES 4096u
+#define SMALL_BATCH_MIN 8u
+#define SMALL_LIMIT_BYTES 32768u
+/* a burst of 32 blocks of any class fits */
+#define SMALL_LIMIT_MIN 40u
+
 /*
  * The limit rule (seed 003's question): the caches of a socket together may
  * hold 1/cache_share of its heap; a class's share of that, divided among the
@@ -39,11 +46,30 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
 	size_t limit = a->total_bytes / cfg->cache_share / ncaches / hpm_cache_class_bytes(cls);
 
+	uint32_t batch;
+
 	if (limit < cfg->cache_min)
 		limit = cfg->cache_min;
 	limit = RTE_MIN(limit, (size_t)cfg->cache_max);
+	batch = RTE_MAX((uint32_t)limit / 2, 1u);
+	/* heap blocks are cut from the heap's free blocks: small cuts, and few cached,
+	 * or cached blocks pin large free ranges (granules have pages of their own) */
+	if (cls < HPM_CACHE_SMALL_NCLASS) {
+		uint32_t bytes = hpm_cache_class_bytes(cls);
+		uint32_t most_batch = SMALL_BATCH_BYTES / bytes;
+		size_t most_limit = SMALL_LIMIT_BYTES / bytes;
+
+		if (most_batch < SMALL_BATCH_MIN)
+			most_batch = SMALL_BATCH_MIN;
+		batch = RTE_MIN(batch, most_batch);
+		if (most_limit < SMALL_LIMIT_MIN)
+			most_limit = SMALL_LIMIT_MIN;
+		if (most_limit < 2 * (size_t)batch)
+			most_limit = 2 * (size_t)batch;
+		limit = RTE_MIN(limit, most_limit);
+	}
 	__atomic_store_n(&cc->limit, (uint32_t)limit, __ATOMIC_RELAXED);
-	cc->batch = RTE_MAX((uint32_t)limit / 2, 1u);
+	cc->batch = batch;
 }
 
 static struct hpm_lcore_cache *
@@ -107,8 +133,9 @@ hpm_cache_bind(void)
 
 /* Blocks of a class from the arena into objs; the number got. Lock held. */
 static unsigned int
-fill_locked(struct hpm_arena *a, unsigned int cls, struct hpm_cache_obj *objs, unsigned int n)
+fill_locked(struct hpm_arena *a, unsigned int cls, struct hpm_cache_stack *cc, unsigned int n)
 {
+	struct hpm_cache_obj *objs;
 	void *ptrs[HPM_CACHE_CAP];
 	uint8_t *states[HPM_CACHE_CAP];
 	unsigned int got = 0, k, i;
@@ -124,10 +151,13 @@ fill_locked(struct hpm_arena *a, unsigned int cls, struct hpm_cache_obj *objs, u
 			got += k;
 		} while (k != 0 && got < n);
 	}
+	/* on top of the stack as it is now: growing the heap may have flushed it */
+	objs = cc->objs + cc->len;
 	for (i = 0; i < got; i++) {
 		objs[i].p = ptrs[i];
 		objs[i].state = states[i];
 	}
+	hpm_cache_set_len(cc, cc->len + got);
 	return got;
 }
 
@@ -145,12 +175,11 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	if (want < cc->batch)
 		want = cc->batch;
 	want = RTE_MIN(want, HPM_CACHE_CAP - cc->len);
-	n = fill_locked(a, cls, cc->objs + cc->len, want);
+	n = fill_locked(a, cls, cc, want);
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
 	a->alloc_count += n;
 	hpm_arena_unlock(a);
 	hpm_cache_count(&cc->misses, 1);
-	hpm_cache_set_len(cc, cc->len + n);
 	return cc->len;
 }
 

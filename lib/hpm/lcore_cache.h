@@ -33,6 +33,8 @@
 #include <rte_per_lcore.h>
 
 #include "gran.h"
+#include "heap.h"
+#include "poison.h"
 #include "route.h"
 #include "unit.h"
 
@@ -178,9 +180,13 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 		*state = &u->span->state[off >> 6];
 		if (hpm_blk_state_get(*state) != HPM_BLK_USER)
 			return -1;
-		/* the header's flags may change under the lock, its size not */
+			/* the header's flags may change under the lock, its size not */
+#ifdef HPM_ASAN
+		size = hpm_heap_header_size(p); /* poisoned: read where ASan does not look */
+#else
 		size = __atomic_load_n((const size_t *)((const uint8_t *)p - 8), __ATOMIC_RELAXED) &
 			~(size_t)63;
+#endif
 		return size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP
 			? (int)(size / HPM_CACHE_BLOCK_STEP) - 1
 			: -1;

@@ -91,6 +91,7 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 	if (p != NULL) {
 		a->alloc_bytes += bi->bytes;
 		a->alloc_count++;
+		bi->usable = route == HPM_ROUTE_HEAP ? bi->bytes - 16 : bi->bytes;
 	}
 	return p;
 }
@@ -118,7 +119,7 @@ bulk_in(struct hpm_arena *a, void **objs, unsigned int n, size_t size, size_t al
 		objs[i] = alloc_locked(a, size, align, false, &bi);
 		if (objs[i] == NULL)
 			break;
-		hpm_block_open(objs[i], size);
+		hpm_block_open(objs[i], bi.usable);
 	}
 	if (i < n)
 		while (i > 0) {
@@ -186,7 +187,7 @@ alloc_slow(size_t size, unsigned int align, int socket, unsigned int flags)
 		&bi);
 	if (p == NULL)
 		return NULL;
-	hpm_block_open(p, size);
+	hpm_block_open(p, bi.usable);
 	if ((flags & ALLOC_F_ZERO) && bi.dirty)
 		memset(p, 0, size);
 	return p;
@@ -225,7 +226,7 @@ alloc_miss(size_t size, unsigned int align, int socket, unsigned int flags)
 		(cls = hpm_cache_class(size, align)) >= 0) {
 		p = hpm_cache_refill(c, cls);
 		if (p != NULL) {
-			hpm_block_open(p, size);
+			hpm_block_open(p, hpm_cache_class_usable(cls));
 			if (flags & ALLOC_F_ZERO)
 				memset(p, 0, size);
 			return p;
@@ -263,7 +264,7 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 	hpm_cache_set_len(cc, len);
 	hpm_blk_state_set(o->state, HPM_BLK_USER);
 	hpm_cache_count(&cc->hits, 1);
-	hpm_block_open(o->p, size);
+	hpm_block_open(o->p, hpm_cache_class_usable(cls));
 	if (flags & ALLOC_F_ZERO)
 		memset(o->p, 0, size);
 	return o->p;
@@ -508,7 +509,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		if (resize_in_place(a, u, ptr, size, eff_align, &bi) == 0) {
 			a->alloc_bytes += bi.bytes - old_bytes;
 			hpm_arena_unlock(a);
-			hpm_block_open(ptr, size);
+			hpm_block_open(ptr, hpm_malloc_usable_size(ptr));
 			return ptr;
 		}
 		hpm_block_open(ptr, old_usable);
@@ -609,7 +610,7 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 			for (i = 0; i < n; i++) {
 				objs[i] = top[i].p;
 				hpm_blk_state_set(top[i].state, HPM_BLK_USER);
-				hpm_block_open(objs[i], size);
+				hpm_block_open(objs[i], hpm_cache_class_usable(cls));
 			}
 			hpm_cache_count(&cc->hits, n);
 			return 0;

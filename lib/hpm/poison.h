@@ -6,9 +6,9 @@
 /*
  * Telling memory checkers which bytes of the heap an application may touch:
  * AddressSanitizer when the library is built with it, valgrind memcheck with
- * -Dvalgrind=true. Chunks start poisoned; a block is unpoisoned for the size
- * asked for when it is handed out (the rounding after it stays poisoned) and
- * poisoned again when it is freed, also into a per-lcore cache. Heap block
+ * -Dvalgrind=true. Chunks start poisoned; a block is unpoisoned when it is
+ * handed out, for its usable size (what hpm_malloc_usable_size() promises),
+ * and poisoned again when it is freed, also into a per-lcore cache. Heap block
  * headers and a free block's list links stay open to the allocator itself.
  * Without either checker these are no-ops.
  *
