@@ -8,6 +8,10 @@ set -euo pipefail
 pkgs=(
 	gcc libc6-dev pkg-config meson ninja-build python3 python3-pyelftools git
 	libdpdk-dev dpdk dpdk-dev libnuma-dev clang-format util-linux
+	# the libFuzzer harness (devtools/run-fuzz.sh): clang, its sanitizer runtimes, symbolizer
+	clang libclang-rt-14-dev llvm-14
+	# malloc_perf: the allocators it compares with, and its charts (devtools/plot-perf)
+	libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev python3-matplotlib
 )
 
 missing=()

@@ -5,8 +5,11 @@
 # debug build with AddressSanitizer and UndefinedBehaviorSanitizer
 # (build-asan/), and a debug build that checks the whole heap after every
 # locked operation (build-expensive/, with shorter runs); then the multi-lcore
-# cache test under ThreadSanitizer (build-tsan/).
+# cache test under ThreadSanitizer (build-tsan/), and the libFuzzer harness for
+# a minute with ASan and UBSan (build-fuzz/, devtools/run-fuzz.sh; one test in
+# the tally). The soak (suite soak, a minute) runs in the release build only.
 # Usage: devtools/run-tests.sh [meson test options]   e.g. --suite unit
+# Environment: HPM_FUZZ_SECONDS (default 60; 0 leaves the fuzzer out).
 # Exits non-zero if anything fails. Tests that need hugepages should skip (exit 77) without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,7 +86,8 @@ setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=deb
 if ninja -C build-asan; then
 	ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:print_stacktrace=1:detect_leaks=1} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-		meson test -C build-asan --print-errorlogs --timeout-multiplier 4 "$@" || status=1
+		meson test -C build-asan --print-errorlogs --timeout-multiplier 4 --no-suite soak \
+		"$@" || status=1
 	count build-asan
 else
 	status=1
@@ -94,7 +98,8 @@ setup build-expensive -Dexpensive_checks=true -Dbuildtype=debug
 if ninja -C build-expensive; then
 	# every locked operation checks the whole heap: fewer operations
 	HPM_TEST_OPS=${HPM_TEST_OPS:-20000} \
-		meson test -C build-expensive --print-errorlogs --no-suite perf "$@" || status=1
+		meson test -C build-expensive --print-errorlogs --no-suite perf --no-suite soak \
+		"$@" || status=1
 	count build-expensive
 else
 	status=1
@@ -111,6 +116,17 @@ if ninja -C build-tsan; then
 	count build-tsan
 else
 	status=1
+fi
+
+fuzz_seconds=${HPM_FUZZ_SECONDS:-60}
+if [ "$fuzz_seconds" -gt 0 ]; then
+	echo "=== libFuzzer harness, $fuzz_seconds s with ASan and UBSan (build-fuzz/)"
+	if devtools/run-fuzz.sh "$fuzz_seconds"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		status=1
+	fi
 fi
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"

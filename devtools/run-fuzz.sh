@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Build the libFuzzer harness test/fuzz/fuzz_heap.c with clang, AddressSanitizer
+# and UndefinedBehaviorSanitizer, the library's sources (the list in
+# lib/hpm/meson.build) compiled into it, and run it for SECONDS from the seed
+# corpus (test/fuzz/corpus, read only; new inputs go to the build directory).
+# Prints executions and coverage; fails on any crash, leak or check.
+# Usage: devtools/run-fuzz.sh [SECONDS]        (default 60)
+#        devtools/run-fuzz.sh FILE...          (run these inputs once: reproduce a crash)
+# Environment: HPM_FUZZ_DIR (build directory, default build-fuzz), CC (default clang),
+# HPM_FUZZ_CFLAGS (more compiler options, given first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+secs=60
+inputs=()
+if [ $# -gt 0 ]; then
+	if [[ $1 =~ ^[0-9]+$ ]]; then
+		secs=$1
+	else
+		inputs=("$@")
+	fi
+fi
+dir=${HPM_FUZZ_DIR:-build-fuzz}
+cc=${CC:-clang}
+if ! command -v "$cc" >/dev/null; then
+	cc=clang-14
+fi
+if ! command -v "$cc" >/dev/null; then
+	echo "clang not found (devtools/install-deps.sh installs clang and libclang-rt-14-dev)" >&2
+	exit 1
+fi
+
+mapfile -t srcs < <(sed -n '/^sources = files(/,/^)/p' lib/hpm/meson.build |
+	grep -o "'[A-Za-z0-9_]*\.c'" | tr -d "'")
+if [ ${#srcs[@]} -eq 0 ]; then
+	echo "no sources found in lib/hpm/meson.build" >&2
+	exit 1
+fi
+read -r -a dpdk_cflags <<<"$(pkg-config --cflags libdpdk)"
+read -r -a dpdk_libs <<<"$(pkg-config --libs libdpdk)"
+read -r -a extra_cflags <<<"${HPM_FUZZ_CFLAGS:-}"
+sanitizers=address,undefined
+cflags=("${extra_cflags[@]}" -g -O1 -std=gnu11 -fno-omit-frame-pointer -fsanitize="$sanitizers"
+	-fno-sanitize-recover=all -D_FILE_OFFSET_BITS=64 -DHPM_DEBUG=1 -Wall -Wextra
+	-Wno-missing-field-initializers -Iinclude -Ilib/hpm "${dpdk_cflags[@]}")
+
+# objects: rebuilt when their source or a header is newer, all of them when the options change
+mkdir -p "$dir/obj" "$dir/corpus" "$dir/artifacts"
+if [ "$(cat "$dir/obj/cflags" 2>/dev/null)" != "$cc ${cflags[*]}" ]; then
+	rm -f "$dir"/obj/*.o
+	echo "$cc ${cflags[*]}" >"$dir/obj/cflags"
+fi
+newest_header=$(find include lib/hpm -name '*.h' -printf '%T@\n' | sort -n | tail -1)
+objs=()
+for s in "${srcs[@]}" ../../test/fuzz/fuzz_heap.c; do
+	src=lib/hpm/$s
+	obj=$dir/obj/$(basename "${s%.c}").o
+	objs+=("$obj")
+	if [ -f "$obj" ] && [ "$obj" -nt "$src" ] &&
+		[ "$(stat -c %Y "$obj")" -gt "${newest_header%.*}" ]; then
+		continue
+	fi
+	echo "fuzz: cc $src"
+	# coverage of the library guides the fuzzer; the harness's own loops would be noise
+	if [ "$s" = "${s#../}" ]; then
+		"$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+	else
+		"$cc" "${cflags[@]}" -c "$src" -o "$obj"
+	fi
+done
+"$cc" "${cflags[@]}" -fsanitize=fuzzer "${objs[@]}" -o "$dir/fuzz_heap" "${dpdk_libs[@]}" \
+	-lnuma -lpthread
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:print_stacktrace=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+if [ ${#inputs[@]} -gt 0 ]; then
+	exec "$dir/fuzz_heap" "${inputs[@]}"
+fi
+
+log=$dir/fuzz.log
+echo "fuzz: running $dir/fuzz_heap for $secs s (log: $log)"
+status=0
+"$dir/fuzz_heap" -seed=1 -max_len=512 -max_total_time="$secs" -timeout=30 \
+	-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
+	"$dir/corpus" test/fuzz/corpus >"$log" 2>&1 || status=$?
+
+execs=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$log" | tail -1)
+done_line=$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1 || true)
+cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$done_line")
+ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$done_line")
+corp=$(sed -n 's/.* corp: \([0-9]*\/[^ ]*\).*/\1/p' <<<"$done_line")
+if [ $status -ne 0 ]; then
+	tail -n 80 "$log"
+	echo "fuzz: FAILED (exit $status) after ${execs:-?} executions; inputs in $dir/artifacts/" >&2
+	echo "fuzz: reproduce with devtools/run-fuzz.sh $dir/artifacts/<file>" >&2
+	exit 1
+fi
+echo "fuzz: passed: ${execs:-?} executions in $secs s, cov ${cov:-?}, ft ${ft:-?}," \
+	"corpus ${corp:-?} (seeds: $(find test/fuzz/corpus -type f | wc -l))"

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Soak: the main lcore, a worker lcore and a plain pthread (no lcore: the
+ * locked path) run a mixed workload for --duration seconds: sizes 16 B to
+ * 256 KiB with alignments 8 B to 64 KiB, 4K/4K and 64K/64K blocks, malloc,
+ * zmalloc, calloc, realloc and bulk, over a live set each thread keeps near
+ * its budget; a quarter of the frees go to another thread through a ring.
+ * Every block is checked when it is freed (and zmalloc memory when it is
+ * made), the main lcore checks the whole heap every few seconds while the
+ * others run and samples the memory held every second. At the end everything
+ * is freed and the caches flushed: the statistics are back where they
+ * started, the heap checks, no bad free was seen; and the memory held stopped
+ * growing once the working set was reached: its peak after the first minute
+ * (the first third of shorter runs) is within 5% (or two growth steps) of its
+ * peak before.
+ *
+ * usage: test_soak [--duration SECONDS]   (EAL with two lcores: -l 0-1)
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "hpm_malloc.h"
+#include "test_common.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define NTHREADS 3
+#define RING_SIZE 1024
+#define MAX_LOCAL 2048
+#define BUDGET (24 * MIB) /* bytes a thread keeps live, about */
+#define CHECK_PERIOD_S 5
+#define MAX_SAMPLES 7200
+
+struct blk {
+	uint8_t *p;
+	size_t size;
+};
+
+struct thread {
+	const char *name;
+	struct rte_ring *inbox;
+	uint64_t rs;
+	struct blk live[MAX_LOCAL];
+	unsigned int nlive;
+	size_t live_bytes;
+	/* counters, read by the main lcore at the end */
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t reallocs;
+	uint64_t sent;
+	uint64_t enomem;
+	uint64_t bad;
+};
+
+static struct thread threads[NTHREADS];
+static bool stop;
+static unsigned int worker_lcore;
+
+static void
+fill(uint8_t *p, size_t size)
+{
+	uint64_t v = (uintptr_t)p ^ size;
+	size_t i, step = size <= 4096 ? 8 : 512;
+
+	for (i = 0; i + 8 <= size; i += step)
+		*(uint64_t *)(p + i) = v + i;
+	for (; i < size; i++)
+		p[i] = (uint8_t)(v + i);
+}
+
+static bool
+intact(const uint8_t *p, size_t size)
+{
+	uint64_t v = (uintptr_t)p ^ size;
+	size_t i, step = size <= 4096 ? 8 : 512;
+
+	for (i = 0; i + 8 <= size; i += step)
+		if (*(const uint64_t *)(p + i) != v + i)
+			return false;
+	for (; i < size; i++)
+		if (p[i] != (uint8_t)(v + i))
+			return false;
+	return true;
+}
+
+static bool
+zeroed(const uint8_t *p, size_t size)
+{
+	size_t i, step = size <= 4096 ? 8 : 512;
+
+	for (i = 0; i + 8 <= size; i += step)
+		if (*(const uint64_t *)(p + i) != 0)
+			return false;
+	return true;
+}
+
+/* 16 B - 256 KiB log-uniform, alignments 8 B - 64 KiB; and 4K/4K, 64K/64K. */
+static size_t
+pick(uint64_t *rs, unsigned int *align)
+{
+	unsigned int r = test_rand(rs) % 100, bits;
+	size_t lo;
+
+	if (r < 10) {
+		*align = 4096;
+		return 4096;
+	}
+	if (r < 15) {
+		*align = 65536;
+		return 65536;
+	}
+	*align = r < 60 ? 0 : 1u << (3 + test_rand(rs) % 14);
+	bits = 4 + test_rand(rs) % 14; /* [2^bits, 2^(bits+1)): 16 B .. 256 KiB */
+	lo = (size_t)1 << bits;
+	return RTE_MIN(lo + test_rand(rs) % lo, (size_t)256 << 10);
+}
+
+static void
+keep(struct thread *t, uint8_t *p, size_t size, unsigned int align)
+{
+	if (align != 0 && ((uintptr_t)p & (align - 1)) != 0)
+		t->bad++;
+	fill(p, size);
+	t->live[t->nlive++] = (struct blk){.p = p, .size = size};
+	t->live_bytes += size;
+	t->allocs++;
+}
+
+static void
+release(struct thread *t, struct blk b)
+{
+	if (!intact(b.p, b.size))
+		t->bad++;
+	hpm_free(b.p);
+	t->frees++;
+}
+
+static void
+alloc_some(struct thread *t)
+{
+	unsigned int align, r = test_rand(&t->rs) % 100, i;
+	size_t size = pick(&t->rs, &align);
+	void *objs[8];
+	uint8_t *p;
+
+	if (r < 5 && t->nlive + RTE_DIM(objs) <= MAX_LOCAL) {
+		/* a burst of one size */
+		if (hpm_malloc_bulk(objs, RTE_DIM(objs), size, align, SOCKET_ID_ANY) != 0) {
+			t->enomem++;
+			return;
+		}
+		for (i = 0; i < RTE_DIM(objs); i++)
+			keep(t, objs[i], size, align);
+		return;
+	}
+	if (r < 15) {
+		p = hpm_zmalloc("soak", size, align);
+		if (p != NULL && !zeroed(p, size))
+			t->bad++;
+	} else if (r < 20) {
+		p = hpm_calloc("soak", 4, size / 4 + 1, align);
+		size = 4 * (size / 4 + 1);
+		if (p != NULL && !zeroed(p, size))
+			t->bad++;
+	} else {
+		p = hpm_malloc("soak", size, align);
+	}
+	if (p == NULL) {
+		t->enomem++;
+		return;
+	}
+	keep(t, p, size, align);
+}
+
+static void
+realloc_one(struct thread *t)
+{
+	unsigned int k = test_rand(&t->rs) % t->nlive, align;
+	struct blk *b = &t->live[k];
+	size_t size = pick(&t->rs, &align), common = RTE_MIN(size, b->size);
+	uint8_t *p;
+
+	if (!intact(b->p, b->size))
+		t->bad++;
+	p = hpm_realloc(b->p, size, align);
+	if (p == NULL) {
+		t->enomem++;
+		return;
+	}
+	/* the common part moved: its words are those of the old address and size */
+	if (common >= 8 && *(uint64_t *)p != ((uintptr_t)b->p ^ b->size))
+		t->bad++;
+	if (align != 0 && ((uintptr_t)p & (align - 1)) != 0)
+		t->bad++;
+	fill(p, size);
+	t->live_bytes += size - b->size;
+	*b = (struct blk){.p = p, .size = size};
+	t->reallocs++;
+}
+
+/* Give up a random block: to another thread a quarter of the time, else free it here. */
+static void
+drop_one(struct thread *t, unsigned int self)
+{
+	unsigned int k = test_rand(&t->rs) % t->nlive;
+	struct blk b = t->live[k];
+
+	t->live[k] = t->live[--t->nlive];
+	t->live_bytes -= b.size;
+	if (test_rand(&t->rs) % 4 == 0) {
+		unsigned int to = (self + 1 + test_rand(&t->rs) % (NTHREADS - 1)) % NTHREADS;
+
+		if (rte_ring_mp_enqueue_elem(threads[to].inbox, &b, sizeof(b)) == 0) {
+			t->sent++;
+			return;
+		}
+	}
+	release(t, b);
+}
+
+/* Free what came in on a ring, up to max blocks. */
+static void
+drain(struct thread *t, struct rte_ring *inbox, unsigned int max)
+{
+	struct blk got[32];
+	unsigned int i, n;
+
+	do {
+		n = rte_ring_sc_dequeue_burst_elem(inbox, got, sizeof(got[0]),
+			RTE_MIN(max, (unsigned int)RTE_DIM(got)), NULL);
+		for (i = 0; i < n; i++)
+			release(t, got[i]);
+		max -= n;
+	} while (n > 0 && max > 0);
+}
+
+/* One step of the workload. */
+static void
+step(struct thread *t, unsigned int self)
+{
+	unsigned int r = test_rand(&t->rs) % 100;
+
+	if (t->nlive == 0 || (r < 55 && t->live_bytes < BUDGET && t->nlive < MAX_LOCAL - 8))
+		alloc_some(t);
+	else if (r < 65)
+		realloc_one(t);
+	else
+		drop_one(t, self);
+	if ((t->allocs & 7) == 0)
+		drain(t, t->inbox, 32);
+}
+
+static void
+finish(struct thread *t)
+{
+	while (t->nlive > 0) {
+		t->live_bytes -= t->live[t->nlive - 1].size;
+		release(t, t->live[--t->nlive]);
+	}
+}
+
+static int
+worker_main(void *arg)
+{
+	struct thread *t = &threads[1];
+
+	RTE_SET_USED(arg);
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+		step(t, 1);
+	finish(t);
+	hpm_cache_flush();
+	return 0;
+}
+
+static void *
+thread_main(void *arg)
+{
+	struct thread *t = &threads[2];
+
+	RTE_SET_USED(arg);
+	CHECK(rte_lcore_id() == LCORE_ID_ANY, "the pthread has lcore %u", rte_lcore_id());
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+		step(t, 2);
+	finish(t);
+	return NULL;
+}
+
+struct sample {
+	double t;
+	size_t held;
+	size_t live;
+};
+
+static struct sample samples[MAX_SAMPLES];
+static unsigned int nsamples;
+
+static void
+print_curve(double seconds)
+{
+	unsigned int every = RTE_MAX(1u, (unsigned int)(seconds / 30)), i, j;
+
+	printf("memory held (heap_totalsz) and live (heap_allocsz), MiB; max over each %u s:\n",
+		every);
+	printf("%7s %9s %9s\n", "t (s)", "held", "live");
+	for (i = 0; i < nsamples; i += every) {
+		size_t held = 0, live = 0;
+
+		for (j = i; j < nsamples && j < i + every; j++) {
+			held = RTE_MAX(held, samples[j].held);
+			live = RTE_MAX(live, samples[j].live);
+		}
+		printf("%7.0f %9.1f %9.1f\n", samples[RTE_MIN(j, nsamples) - 1].t,
+			held / (double)MIB, live / (double)MIB);
+	}
+}
+
+/* Held memory after the warm-up may not grow past its peak during it. */
+static bool
+check_plateau(double seconds)
+{
+	double cutoff = seconds >= 180 ? 60 : seconds / 3;
+	size_t early = 0, late = 0, tol, grow;
+	unsigned int i;
+
+	for (i = 0; i < nsamples; i++) {
+		if (samples[i].t <= cutoff)
+			early = RTE_MAX(early, samples[i].held);
+		else
+			late = RTE_MAX(late, samples[i].held);
+	}
+	/* the heap grows by 1/32 of itself (in 2 MiB units) */
+	grow = RTE_MAX(RTE_ALIGN_FLOOR(early / 32, 2 * MIB), 2 * MIB);
+	tol = RTE_MAX(early / 20, 2 * grow);
+	printf("held: peak %.1f MiB in the first %.0f s, %.1f MiB after (tolerance %.1f MiB)\n",
+		early / (double)MIB, cutoff, late / (double)MIB, tol / (double)MIB);
+	CHECK(late <= early + tol,
+		"memory held still grows: %.1f MiB after %.0f s, %.1f MiB before (+%.1f allowed)",
+		late / (double)MIB, cutoff, early / (double)MIB, tol / (double)MIB);
+	return late <= early + tol;
+}
+
+static void
+soak(double seconds)
+{
+	struct rte_malloc_socket_stats before, after, st;
+	uint64_t hz = rte_get_timer_hz(), start, now, next_sample, next_check;
+	uint64_t ops = 0, bad_frees = hpm_bad_free_count();
+	struct thread *m = &threads[0];
+	int socket = (int)rte_socket_id();
+	unsigned int checks = 0, i;
+	pthread_t thread;
+	char name[32];
+
+	for (i = 0; i < NTHREADS; i++) {
+		snprintf(name, sizeof(name), "soak_inbox_%u", i);
+		threads[i].inbox = rte_ring_create_elem(name, sizeof(struct blk), RING_SIZE,
+			SOCKET_ID_ANY, RING_F_SC_DEQ);
+		threads[i].rs = 0x50a4 + i * UINT64_C(0x9e3779b97f4a7c15);
+		if (threads[i].inbox == NULL) {
+			CHECK(false, "ring: %s", rte_strerror(rte_errno));
+			return;
+		}
+	}
+	threads[0].name = "main lcore";
+	threads[1].name = "worker lcore";
+	threads[2].name = "pthread";
+	CHECK(hpm_malloc_get_socket_stats(socket, &before) == 0, "stats");
+	CHECK(pthread_create(&thread, NULL, thread_main, NULL) == 0, "pthread_create");
+	rte_eal_remote_launch(worker_main, NULL, worker_lcore);
+	start = rte_get_timer_cycles();
+	next_sample = start + hz;
+	next_check = start + CHECK_PERIOD_S * hz;
+	for (;;) {
+		step(m, 0);
+		if ((++ops & 63) != 0)
+			continue;
+		now = rte_get_timer_cycles();
+		if (now >= next_sample) {
+			hpm_malloc_get_socket_stats(socket, &st);
+			if (nsamples < MAX_SAMPLES)
+				samples[nsamples++] = (struct sample){
+					.t = (now - start) / (double)hz,
+					.held = st.heap_totalsz_bytes,
+					.live = st.heap_allocsz_bytes,
+				};
+			next_sample += hz;
+		}
+		if (now >= next_check) {
+			/* the whole heap, while the others run */
+			CHECK(hpm_heap_check() == 0, "heap check at %.0f s",
+				(now - start) / (double)hz);
+			checks++;
+			next_check += CHECK_PERIOD_S * hz;
+		}
+		if (now - start >= (uint64_t)(seconds * hz) || test_failures != 0)
+			break;
+	}
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(worker_lcore);
+	pthread_join(thread, NULL);
+	print_curve(seconds);
+	/* where the memory is, when it grew */
+	if (!check_plateau(seconds))
+		hpm_malloc_dump_heaps(stdout);
+	finish(m);
+	for (i = 0; i < NTHREADS; i++)
+		drain(m, threads[i].inbox, UINT32_MAX);
+	hpm_cache_flush();
+
+	ops = 0;
+	for (i = 0; i < NTHREADS; i++) {
+		struct thread *t = &threads[i];
+
+		printf("%-12s %10" PRIu64 " allocs %10" PRIu64 " frees %9" PRIu64
+		       " reallocs %9" PRIu64 " sent to others; ENOMEM %" PRIu64 "\n",
+			t->name, t->allocs, t->frees, t->reallocs, t->sent, t->enomem);
+		ops += t->allocs + t->frees + t->reallocs;
+		CHECK(t->bad == 0, "%s: %" PRIu64 " blocks misaligned, damaged or not zeroed",
+			t->name, t->bad);
+		CHECK(t->enomem == 0, "%s: %" PRIu64 " allocations failed", t->name, t->enomem);
+		CHECK(t->allocs > 0, "%s allocated nothing", t->name);
+	}
+	CHECK(threads[0].allocs + threads[1].allocs + threads[2].allocs ==
+			threads[0].frees + threads[1].frees + threads[2].frees,
+		"every block freed once");
+	printf("soak: %.0f s, %" PRIu64 " operations (%.2f M/s), %u heap checks while running\n",
+		seconds, ops, ops / seconds / 1e6, checks);
+	CHECK(checks + 1 >= (unsigned int)(seconds / CHECK_PERIOD_S), "only %u heap checks",
+		checks);
+	CHECK(hpm_heap_check() == 0, "heap check after the drain");
+	CHECK(hpm_bad_free_count() == bad_frees, "%" PRIu64 " bad frees",
+		hpm_bad_free_count() - bad_frees);
+	CHECK(hpm_malloc_get_socket_stats(socket, &after) == 0, "stats");
+	CHECK(after.alloc_count == before.alloc_count &&
+			after.heap_allocsz_bytes == before.heap_allocsz_bytes,
+		"after the drain: %u blocks, %zu bytes (before %u, %zu)", after.alloc_count,
+		after.heap_allocsz_bytes, before.alloc_count, before.heap_allocsz_bytes);
+	printf("after the drain: %u blocks, %zu bytes allocated, %.1f MiB held; %zu trimmed\n",
+		after.alloc_count, after.heap_allocsz_bytes, after.heap_totalsz_bytes / (double)MIB,
+		hpm_heap_trim());
+	for (i = 0; i < NTHREADS; i++)
+		rte_ring_free(threads[i].inbox);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct hpm_config cfg;
+	double seconds = 60;
+	int i, rc;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--duration") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+	if (test_eal_init("soak", "-l", "0-1", "--no-pci", NULL) != 0)
+		return TEST_SKIP;
+	worker_lcore = rte_get_next_lcore(-1, 1, 0);
+	if (worker_lcore >= RTE_MAX_LCORE) {
+		printf("needs two lcores: skipped\n");
+		return test_end("soak") == 0 ? TEST_SKIP : 1;
+	}
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_EAL;
+	rc = hpm_init(&cfg);
+	CHECK(rc == 0, "hpm_init: %d", rc);
+	if (rc == 0) {
+		soak(seconds);
+		hpm_fini();
+	}
+	return test_end("soak");
+}
