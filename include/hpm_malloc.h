@@ -424,6 +424,19 @@ void hpm_free_bulk(void *const *objs, unsigned int n);
 size_t hpm_malloc_usable_size(const void *ptr);
 
 /**
+ * Whether ptr points into memory hpmalloc took from its source, whatever is
+ * there now (a live block, a freed one, a free unit): one lock-free page-map
+ * lookup. For a layer that sends pointers to hpmalloc or elsewhere (the
+ * rte_malloc shim): what hpmalloc owns, hpmalloc frees, and reports if bad.
+ *
+ * @param ptr
+ *   Any pointer.
+ * @return
+ *   1 if hpmalloc owns the memory, 0 otherwise.
+ */
+int hpm_malloc_owns(const void *ptr);
+
+/**
  * Check that ptr is a live block returned by hpmalloc.
  *
  * @param ptr

@@ -36,6 +36,12 @@ live_usable(const void *ptr)
 	return size;
 }
 
+int
+hpm_malloc_owns(const void *ptr)
+{
+	return ptr != NULL && hpm_block_unit(ptr) != NULL;
+}
+
 size_t
 hpm_malloc_usable_size(const void *ptr)
 {

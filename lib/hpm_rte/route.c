@@ -24,15 +24,15 @@
 #include "shim.h"
 
 /*
- * hpmalloc holds the memory p points into: the lock-free page-map lookup of
- * hpm_malloc_virt2iova() answers for every source with IOVAs, validate for
- * the others. Interior pointers and double frees inside hpmalloc's memory
- * are hpmalloc's to report.
+ * hpmalloc holds the memory p points into (its page map, no lock): then it is
+ * hpmalloc's to free, and to report if it is no live block's start. A unit of
+ * hpmalloc's that is free counts too: EAL must never take hpmalloc's memory
+ * for one of its blocks.
  */
 static __rte_always_inline bool
 hpm_owns(const void *p)
 {
-	return hpm_malloc_virt2iova(p) != RTE_BAD_IOVA || hpm_malloc_validate(p, NULL) == 0;
+	return hpm_malloc_owns(p);
 }
 
 /*
@@ -69,41 +69,6 @@ in_external_memory(const void *p)
 	const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(p);
 
 	return msl != NULL && msl->external;
-}
-
-struct zone_probe {
-	const void *p;
-	bool found;
-};
-
-static void
-probe_zone(const struct rte_memzone *mz, void *arg)
-{
-	struct zone_probe *z = arg;
-
-	if (strncmp(mz->name, HPM_ZONE_PREFIX, sizeof(HPM_ZONE_PREFIX) - 1) == 0 &&
-		(uintptr_t)z->p - (uintptr_t)mz->addr < mz->len)
-		z->found = true;
-}
-
-/*
- * A pointer that hpm_owns() disowns but that lies in one of hpmalloc's
- * memzones: a whole 2 MiB unit of a chunk is free there (a large block freed
- * twice, say). EAL must not free or resize it: it would take what lies before
- * it for a block header, and before a chunk's first unit lies the memzone's
- * own, so EAL would free hpmalloc's chunk under it. Asked only on the way to
- * EAL (a walk of the memzones), and never where EAL may hold its memzone lock
- * (rte_malloc_virt2iova(), which rte_memzone_reserve() calls).
- */
-static bool
-in_hpm_zone(const void *p)
-{
-	struct zone_probe z = {.p = p, .found = false};
-
-	if (p == NULL || in_external_memory(p))
-		return false;
-	rte_memzone_walk(probe_zone, &z);
-	return z.found;
 }
 
 /*
@@ -250,7 +215,7 @@ HPM_RTE_FN(rte_free)(void *ptr)
 	if (likely(routed(t, HPM_RTE_OP_FREE))) {
 		if (unlikely(ptr == NULL))
 			return;
-		if (likely(hpm_owns(ptr)) || unlikely(in_hpm_zone(ptr))) {
+		if (likely(hpm_owns(ptr))) {
 			hpm_rte_count_hpm(t, HPM_RTE_OP_FREE);
 			NESTED(t, hpm_free(ptr));
 			return;
@@ -315,7 +280,7 @@ HPM_RTE_FN(rte_realloc_socket)(void *ptr, size_t size, unsigned int align, int s
 	if (unlikely(!routed(t, HPM_RTE_OP_REALLOC)))
 		return eal_realloc(t, ptr, size, align, socket);
 	external = unlikely(socket >= RTE_MAX_NUMA_NODES) && socket_external(socket);
-	if (ptr == NULL || hpm_owns(ptr) || in_hpm_zone(ptr)) {
+	if (ptr == NULL || hpm_owns(ptr)) {
 		if (likely(!external)) {
 			hpm_rte_count_hpm(t, HPM_RTE_OP_REALLOC);
 			NESTED(t, p = hpm_realloc_socket(ptr, eal_size(size), align, socket));
@@ -348,7 +313,7 @@ HPM_RTE_FN(rte_malloc_validate)(const void *ptr, size_t *size)
 	int rc;
 
 	if (likely(routed(t, HPM_RTE_OP_OTHER))) {
-		if (hpm_owns(ptr) || in_hpm_zone(ptr)) {
+		if (hpm_owns(ptr)) {
 			hpm_rte_count_hpm(t, HPM_RTE_OP_OTHER);
 			NESTED(t, rc = hpm_malloc_validate(ptr, &usable));
 			if (rc == 0 && size != NULL)

@@ -42,7 +42,6 @@ hpm_rte_mode_get(void)
  * hpmalloc's EAL source names its memzones "hpm_<pid>_<n>" (chunks and
  * metadata) and its shared state "hpm_state" (lib/hpm/source_eal.c, state.h).
  */
-#define HPM_ZONE_PREFIX "hpm_"
 #define HPM_STATE_ZONE "hpm_state"
 
 extern int hpm_rte_logtype;
