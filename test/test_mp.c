@@ -14,7 +14,10 @@
  * stays consistent and usable; it flushes the dead process's lcore cache and
  * frees the blocks it left, and is back at the start.
  *
- * usage: test_mp [--duration SECONDS]
+ * With --in-process, the same exchange between two lcores of one process
+ * instead, as the baseline of the cross-process rate (a measurement only).
+ *
+ * usage: test_mp [--duration SECONDS] [--in-process]
  *        test_mp --secondary PREFIX MODE   (run by the primary)
  */
 
@@ -293,6 +296,64 @@ failure_case(const char *self, const char *prefix, struct ctl *ctl, enum mode mo
 		mode_names[mode], ctl->nleft, cs.blocks);
 }
 
+static struct rte_ring *baseline_to_worker, *baseline_to_main;
+static volatile int baseline_stop;
+static uint64_t baseline_allocs, baseline_frees, baseline_bad;
+
+static int
+baseline_worker(void *arg)
+{
+	uint64_t rs = 0x5ec0;
+
+	RTE_SET_USED(arg);
+	while (!baseline_stop)
+		churn_once(baseline_to_main, baseline_to_worker, &rs, &baseline_allocs,
+			&baseline_frees, &baseline_bad);
+	while (receive(baseline_to_worker, &baseline_frees, &baseline_bad) != 0)
+		;
+	hpm_cache_flush();
+	return 0;
+}
+
+/* The same exchange between lcores 0 and 1 of one process: the rate to compare with. */
+static int
+in_process(double seconds)
+{
+	char prefix_arg[96];
+	char *eal_argv[] = {"test_mp", "-l", "0-1", "--no-pci", prefix_arg, "--huge-unlink=always",
+		"--log-level=lib.eal:warning", NULL};
+	uint64_t allocs = 0, frees = 0, bad = 0, rs = 0x9e1, end;
+	unsigned int worker;
+
+	snprintf(prefix_arg, sizeof(prefix_arg), "--file-prefix=hpmt_mpbase_%d", (int)getpid());
+	if (rte_eal_init(RTE_DIM(eal_argv) - 1, eal_argv) < 0)
+		return TEST_SKIP;
+	worker = rte_get_next_lcore(-1, 1, 0);
+	baseline_to_worker =
+		rte_ring_create("base_w", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	baseline_to_main =
+		rte_ring_create("base_m", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	CHECK(worker < RTE_MAX_LCORE && baseline_to_worker != NULL && baseline_to_main != NULL &&
+			hpm_init(NULL) == 0,
+		"setup");
+	rte_eal_remote_launch(baseline_worker, NULL, worker);
+	end = rte_get_timer_cycles() + (uint64_t)(seconds * rte_get_timer_hz());
+	while (rte_get_timer_cycles() < end)
+		churn_once(baseline_to_worker, baseline_to_main, &rs, &allocs, &frees, &bad);
+	baseline_stop = 1;
+	rte_eal_wait_lcore(worker);
+	while (receive(baseline_to_main, &frees, &bad) != 0)
+		;
+	printf("in-process %.0f s: lcore 0 %" PRIu64 " allocs, lcore 1 %" PRIu64
+	       "; %.2f M allocs/s in all, %" PRIu64 " damaged\n",
+		seconds, allocs, baseline_allocs, (allocs + baseline_allocs) / seconds / 1e6,
+		bad + baseline_bad);
+	CHECK(allocs + baseline_allocs == frees + baseline_frees, "every block freed once");
+	CHECK(bad + baseline_bad == 0, "blocks damaged");
+	hpm_fini();
+	return test_end("mp_in_process");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -316,6 +377,9 @@ main(int argc, char **argv)
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--duration") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--in-process"))
+			return in_process(seconds);
 	snprintf(prefix, sizeof(prefix), "hpmt_mp_%d", (int)getpid());
 	snprintf(prefix_arg, sizeof(prefix_arg), "--file-prefix=%s", prefix);
 	if (rte_eal_init(RTE_DIM(eal_argv) - 1, eal_argv) < 0)
@@ -352,9 +416,9 @@ main(int argc, char **argv)
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "secondary status %d", status);
 	printf("churn %.0f s: primary %" PRIu64 " allocs, secondary %" PRIu64 "; %" PRIu64
-	       " frees in all, %" PRIu64 " damaged\n",
+	       " frees in all, %.2f M allocs/s, %" PRIu64 " damaged\n",
 		seconds, allocs, ctl->secondary_allocs, frees + ctl->secondary_frees,
-		bad + ctl->secondary_bad);
+		(allocs + ctl->secondary_allocs) / seconds / 1e6, bad + ctl->secondary_bad);
 	CHECK(allocs > 0 && ctl->secondary_allocs > 0, "both processes allocated");
 	CHECK(bad + ctl->secondary_bad == 0, "blocks damaged across processes");
 	CHECK(allocs + ctl->secondary_allocs == frees + ctl->secondary_frees,
