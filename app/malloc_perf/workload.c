@@ -1,33 +1,82 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * The workloads. Each one runs on one backend at a time, fills its metrics
- * and frees every block it allocated. A new workload is a run function, its
- * metrics and a row of mp_workloads[].
+ * The workload table and what the workloads share. The workloads live in
+ * their own files: wl_seed.c (seed-grow, granule-full, contig, held),
+ * wl_pair.c (pair, burst, scale), wl_churn.c (churn, mixed), wl_paced.c
+ * (paced) and fwd.c (fwd).
  */
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_atomic.h>
-#include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_cycles.h>
-#include <rte_lcore.h>
 
 #include "malloc_perf.h"
 
-#define MIB (1024.0 * 1024.0)
+static const struct mp_workload *const workloads[] = {
+	&mp_wl_seed_grow,
+	&mp_wl_granule_full,
+	&mp_wl_pair,
+	&mp_wl_burst,
+	&mp_wl_scale,
+	&mp_wl_contig,
+	&mp_wl_churn,
+	&mp_wl_mixed,
+	&mp_wl_held,
+	&mp_wl_paced,
+	&mp_wl_fwd,
+};
 
-/* Alloc+free pairs timed together between two TSC reads. */
-#define PAIR_BATCH 16u
+unsigned int
+mp_workload_count(void)
+{
+	return RTE_DIM(workloads);
+}
 
-/* Array of n NULL pointers, written now so that no page fault lands in a timed loop. */
-static void **
-ptr_array(unsigned int n)
+const struct mp_workload *
+mp_workload_at(unsigned int i)
+{
+	return i < RTE_DIM(workloads) ? workloads[i] : NULL;
+}
+
+const struct mp_workload *
+mp_workload_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(workloads); i++)
+		if (strcmp(workloads[i]->name, name) == 0)
+			return workloads[i];
+	return NULL;
+}
+
+bool
+mp_workload_applies(const struct mp_workload *wl, const struct mp_config *cfg,
+	const struct mp_backend *be, const char **why)
+{
+	*why = NULL;
+	if ((be->flags & MP_BE_NOALLOC) && !(wl->flags & (MP_WL_NOALLOC | MP_WL_BASELINE))) {
+		*why = "allocates and keeps blocks";
+		return false;
+	}
+	if ((be->flags & MP_BE_FIXED) && !(wl->flags & MP_WL_FIXED)) {
+		*why = "not one fixed size";
+		return false;
+	}
+	if (wl->applies != NULL)
+		return wl->applies(cfg, be, why);
+	return true;
+}
+
+void **
+mp_ptr_array(unsigned int n)
 {
 	size_t len = sizeof(void *) * RTE_MAX(n, 1u);
 	void **a = malloc(len);
@@ -40,23 +89,47 @@ ptr_array(unsigned int n)
 	return a;
 }
 
-static void
-free_all(const struct mp_backend *be, void **blocks, unsigned int n)
+void
+mp_free_all(const struct mp_backend *be, void **blocks, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		be->free(blocks[i]);
+		if (blocks[i] != NULL)
+			be->free(blocks[i]);
 }
 
-/*
- * Alloc+free pairs of one size, for at least min_pairs and then until the
- * time budget is spent or max_pairs are done: ns per pair.
- */
-static int
-pair_loop(const struct mp_backend *be, size_t size, unsigned int align, uint64_t budget,
-	uint64_t min_pairs, uint64_t max_pairs, double *ns)
+void
+mp_touch(void *p, size_t size)
 {
+	volatile uint8_t *b = p;
+	size_t off;
+
+	for (off = 0; off < size; off += 4096)
+		b[off] = 1;
+	b[size - 1] = 1;
+}
+
+size_t
+mp_rand_size(uint64_t *rng, size_t lo, size_t hi)
+{
+	double l = log2((double)lo), h = log2((double)hi);
+	double x = l + (h - l) * (double)(mp_rand(rng) >> 11) / (double)(UINT64_C(1) << 53);
+	size_t s = (size_t)exp2(x);
+
+	if (s < lo)
+		s = lo;
+	return s > hi ? hi : s;
+}
+
+/* Alloc+free pairs timed together between two TSC reads. */
+#define PAIR_BATCH 16u
+
+int
+mp_pair_loop(struct mp_run *r, struct mp_lcore *lc, size_t size, unsigned int align,
+	uint64_t min_pairs, double *ns, uint64_t *pairs)
+{
+	const struct mp_backend *be = r->be;
 	uint64_t n = 0, start, now;
 	unsigned int i;
 
@@ -70,320 +143,79 @@ pair_loop(const struct mp_backend *be, size_t size, unsigned int align, uint64_t
 			be->free(p);
 		}
 		n += PAIR_BATCH;
+		mp_progress(lc, lc->ops + PAIR_BATCH);
 		now = rte_rdtsc();
-	} while (n < min_pairs || (now - start < budget && n < max_pairs));
+	} while (n < min_pairs || mp_more(r, n, now - start));
 	*ns = mp_ns(now - start) / (double)n;
+	if (pairs != NULL)
+		*pairs = n;
 	return 0;
 }
 
-/* seed-grow (seed 004) */
-
-#define GROW_ROUNDS 10u
-
-static const struct mp_metric grow_metrics[GROW_ROUNDS] = {
-	{"round 1", "ns/alloc", MP_METRIC_TABLE},
-	{"round 2", "ns/alloc", 0},
-	{"round 3", "ns/alloc", 0},
-	{"round 4", "ns/alloc", 0},
-	{"round 5", "ns/alloc", 0},
-	{"round 6", "ns/alloc", 0},
-	{"round 7", "ns/alloc", 0},
-	{"round 8", "ns/alloc", 0},
-	{"round 9", "ns/alloc", 0},
-	{"round 10", "ns/alloc", MP_METRIC_TABLE},
-};
-
-static void
-grow_describe(const struct mp_params *p, char *buf, size_t len)
+void
+mp_size_str(char *buf, size_t len, size_t size)
 {
-	snprintf(buf, len,
-		"seed-grow: %u rounds x %u x alloc(4096, align 4096), no free (seed 004)",
-		GROW_ROUNDS, p->grow_per_round);
+	if (size >= (1u << 20) && size % (1u << 20) == 0)
+		snprintf(buf, len, "%zu MiB", size >> 20);
+	else if (size >= 1024 && size % 1024 == 0)
+		snprintf(buf, len, "%zu KiB", size >> 10);
+	else
+		snprintf(buf, len, "%zu B", size);
 }
 
-static int
-grow_run(const struct mp_run *r, double *out)
+void
+mp_case_name(char *buf, size_t len, size_t size, unsigned int align)
 {
-	const struct mp_backend *be = r->be;
-	unsigned int per = r->params->grow_per_round;
-	void **blocks = ptr_array(GROW_ROUNDS * per);
-	unsigned int n = 0, k, i;
-	uint64_t t0, t1;
-	int rc = 0;
+	char s[24], a[24];
 
-	if (blocks == NULL)
-		return -ENOMEM;
-	for (k = 0; k < GROW_ROUNDS && rc == 0; k++) {
-		t0 = rte_rdtsc();
-		for (i = 0; i < per; i++) {
-			void *p = be->malloc(MP_TYPE, 4096, 4096);
-
-			if (unlikely(p == NULL)) {
-				rc = -ENOMEM;
-				break;
-			}
-			blocks[n++] = p;
-		}
-		t1 = rte_rdtsc();
-		out[k] = mp_ns(t1 - t0) / per;
+	mp_size_str(s, sizeof(s), size);
+	if (align <= 64) {
+		snprintf(buf, len, "%s", s);
+		return;
 	}
-	free_all(be, blocks, n);
-	free(blocks);
-	return rc;
+	mp_size_str(a, sizeof(a), align);
+	snprintf(buf, len, "%s align %s", s, a);
 }
 
-/* granule-full (seed 000) */
-
-#define GRAN_BATCH 8u
-#define GRAN_MIN_SAMPLES 11u
-#define GRAN_MAX_SAMPLES 20001u
-#define GRAN_WARMUP 64u
-
-static const struct mp_metric gran_metrics[] = {
-	{"alloc+free one", "ns/pair", MP_METRIC_TABLE},
-	{"fill", "ns/alloc", MP_METRIC_TABLE},
-};
-
-static void
-gran_describe(const struct mp_params *p, char *buf, size_t len)
-{
-	snprintf(buf, len,
-		"granule-full: %u of %u blocks 4096/4096 used, alloc+free one, median (seed 000)",
-		p->gran_blocks - p->gran_free, p->gran_blocks);
-}
-
-static int
-gran_run(const struct mp_run *r, double *out)
-{
-	const struct mp_backend *be = r->be;
-	const struct mp_params *p = r->params;
-	unsigned int n = p->gran_blocks, i, k, nsamples = 0;
-	uint64_t rng = p->seed + r->rep, budget = mp_ms_cycles(p->budget_ms);
-	void **blocks = ptr_array(n);
-	unsigned int *order = malloc(sizeof(*order) * n);
-	double *samples = malloc(sizeof(*samples) * GRAN_MAX_SAMPLES);
-	uint64_t t0, t1, start;
-	int rc = -ENOMEM;
-
-	if (blocks == NULL || order == NULL || samples == NULL)
-		goto out;
-	t0 = rte_rdtsc();
-	for (i = 0; i < n; i++) {
-		blocks[i] = be->malloc(MP_TYPE, 4096, 4096);
-		if (blocks[i] == NULL)
-			goto out;
-	}
-	out[1] = mp_ns(rte_rdtsc() - t0) / n;
-	/* free gran_free blocks chosen at random (a partial Fisher-Yates shuffle) */
-	for (i = 0; i < n; i++)
-		order[i] = i;
-	for (i = 0; i < p->gran_free; i++) {
-		unsigned int j = i + mp_rand(&rng) % (n - i), tmp = order[i];
-
-		order[i] = order[j];
-		order[j] = tmp;
-		be->free(blocks[order[i]]);
-		blocks[order[i]] = NULL;
-	}
-	for (k = 0; k < GRAN_WARMUP; k++) {
-		void *b = be->malloc(MP_TYPE, 4096, 4096);
-
-		if (b == NULL)
-			goto out;
-		be->free(b);
-	}
-	start = rte_rdtsc();
-	do {
-		t0 = rte_rdtsc();
-		for (k = 0; k < GRAN_BATCH; k++) {
-			void *b = be->malloc(MP_TYPE, 4096, 4096);
-
-			if (unlikely(b == NULL))
-				goto out;
-			be->free(b);
-		}
-		t1 = rte_rdtsc();
-		samples[nsamples++] = mp_ns(t1 - t0) / GRAN_BATCH;
-	} while (nsamples < GRAN_MAX_SAMPLES &&
-		(nsamples < GRAN_MIN_SAMPLES || t1 - start < budget));
-	out[0] = mp_median(samples, nsamples);
-	rc = 0;
-out:
-	if (blocks != NULL)
-		free_all(be, blocks, n);
-	free(blocks);
-	free(order);
-	free(samples);
-	return rc;
-}
-
-/* pair */
-
-static const struct {
-	size_t size;
-	unsigned int align;
-} pair_sizes[] = {
-	{64, 0},
-	{1000, 0},
-	{4096, 4096},
-	{65536, 65536},
-	{2u << 20, 2u << 20},
-};
-
-static const struct mp_metric pair_metrics[RTE_DIM(pair_sizes)] = {
-	{"64 B", "ns/pair", MP_METRIC_TABLE},
-	{"1000 B", "ns/pair", MP_METRIC_TABLE},
-	{"4 KiB align 4 KiB", "ns/pair", MP_METRIC_TABLE},
-	{"64 KiB align 64 KiB", "ns/pair", MP_METRIC_TABLE},
-	{"2 MiB align 2 MiB", "ns/pair", MP_METRIC_TABLE},
-};
-
-static void
-pair_describe(const struct mp_params *p, char *buf, size_t len)
-{
-	snprintf(buf, len, "pair: alloc+free of one block, after a warm-up, %" PRIu64 " ms each",
-		p->budget_ms);
-}
-
-static int
-pair_run(const struct mp_run *r, double *out)
-{
-	uint64_t budget = mp_ms_cycles(r->params->budget_ms);
-	unsigned int i;
-	double warm;
-	int rc;
-
-	for (i = 0; i < RTE_DIM(pair_sizes); i++) {
-		rc = pair_loop(r->be, pair_sizes[i].size, pair_sizes[i].align, budget / 5,
-			PAIR_BATCH, 1000, &warm);
-		if (rc == 0)
-			rc = pair_loop(r->be, pair_sizes[i].size, pair_sizes[i].align, budget,
-				4 * PAIR_BATCH, UINT64_MAX, &out[i]);
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* held */
-
-static const struct mp_metric held_metrics[] = {
-	{"4K/4K: live", "MiB", MP_METRIC_TABLE},
-	{"4K/4K: heap growth", "MiB", MP_METRIC_TABLE},
-	{"4K/4K: held", "MiB", MP_METRIC_TABLE},
-	{"4K/4K: held/live", "x", MP_METRIC_TABLE},
-	{"64K/64K: live", "MiB", MP_METRIC_TABLE},
-	{"64K/64K: heap growth", "MiB", MP_METRIC_TABLE},
-	{"64K/64K: held", "MiB", MP_METRIC_TABLE},
-	{"64K/64K: held/live", "x", MP_METRIC_TABLE},
-};
-
-static void
-held_describe(const struct mp_params *p, char *buf, size_t len)
-{
-	snprintf(buf, len, "held: memory for %u x alloc(4096, 4096), then %u x alloc(65536, 65536)",
-		p->held_4k, p->held_64k);
-}
-
-/*
- * Heap size, and what the heap holds: its size less its largest free range,
- * that is the memory that the blocks use with their headers, padding and the
- * gaps between them that no larger block can use. Summed over sockets.
- */
-static void
-heap_figures(const struct mp_backend *be, double *total, double *held)
+unsigned int
+mp_cases(const struct mp_config *cfg, const struct mp_case *defaults, unsigned int ndefaults,
+	struct mp_case *out, char names[][MP_NAME_LEN])
 {
 	unsigned int i;
 
-	*total = 0;
-	*held = 0;
-	for (i = 0; i < rte_socket_count(); i++) {
-		struct rte_malloc_socket_stats st;
-
-		if (be->socket_stats(rte_socket_id_by_idx(i), &st) != 0)
-			continue;
-		*total += (double)st.heap_totalsz_bytes;
-		*held += (double)(st.heap_totalsz_bytes - st.greatest_free_size);
+	if (cfg->size != 0) {
+		out[0].size = cfg->size;
+		out[0].align = cfg->align;
+		mp_case_name(names[0], MP_NAME_LEN, cfg->size, cfg->align);
+		out[0].name = names[0];
+		return 1;
 	}
-}
-
-static int
-held_case(const struct mp_backend *be, unsigned int n, size_t size, double *out)
-{
-	double total0, held0, total1, held1;
-	void **blocks = ptr_array(n);
-	unsigned int i;
-	int rc = 0;
-
-	if (blocks == NULL)
-		return -ENOMEM;
-	/* retained empty memory would hide growth; EAL's heap cannot be trimmed */
-	if (be->trim != NULL)
-		rc = be->trim();
-	heap_figures(be, &total0, &held0);
-	for (i = 0; i < n && rc == 0; i++) {
-		blocks[i] = be->malloc(MP_TYPE, size, size);
-		if (blocks[i] == NULL)
-			rc = -ENOMEM;
+	for (i = 0; i < ndefaults; i++) {
+		out[i] = defaults[i];
+		mp_case_name(names[i], MP_NAME_LEN, defaults[i].size, defaults[i].align);
+		out[i].name = names[i];
 	}
-	heap_figures(be, &total1, &held1);
-	out[0] = (double)n * size / MIB;
-	out[1] = (total1 - total0) / MIB;
-	out[2] = (held1 - held0) / MIB;
-	out[3] = out[2] / out[0];
-	free_all(be, blocks, n);
-	free(blocks);
-	if (be->trim != NULL && rc == 0)
-		rc = be->trim();
-	return rc;
+	return ndefaults;
 }
 
-static int
-held_run(const struct mp_run *r, double *out)
+int
+mp_prepare(struct mp_run *r, struct mp_lcore *lc, size_t size, unsigned int align,
+	unsigned int max_live)
 {
-	int rc = held_case(r->be, r->params->held_4k, 4096, &out[0]);
-
-	return rc != 0 ? rc : held_case(r->be, r->params->held_64k, 65536, &out[4]);
+	if (r->be->prepare == NULL)
+		return 0;
+	if (lc->idx == 0)
+		r->shared_rc = r->be->prepare(size, align, max_live, r->nlc);
+	mp_barrier(r);
+	return r->shared_rc;
 }
 
-const struct mp_workload mp_workloads[] = {
-	{
-		.name = "seed-grow",
-		.help = "10 rounds x 2000 x alloc(4096, align 4096) without free,\n"
-			"ns/alloc per round (seed 004)",
-		.describe = grow_describe,
-		.metrics = grow_metrics,
-		.nmetrics = RTE_DIM(grow_metrics),
-		.run = grow_run,
-	},
-	{
-		.name = "granule-full",
-		.help = "16384 blocks of 4096/4096, 1384 freed at random, then\n"
-			"alloc+free of one block, median (seed 000)",
-		.describe = gran_describe,
-		.metrics = gran_metrics,
-		.nmetrics = RTE_DIM(gran_metrics),
-		.run = gran_run,
-	},
-	{
-		.name = "pair",
-		.help = "alloc+free pairs after a warm-up: 64 B, 1000 B, 4K/4K,\n"
-			"64K/64K, 2M/2M",
-		.describe = pair_describe,
-		.metrics = pair_metrics,
-		.nmetrics = RTE_DIM(pair_metrics),
-		.run = pair_run,
-	},
-	{
-		.name = "held",
-		.help = "heap growth and memory held for 20000 x 4K/4K, then\n"
-			"2000 x 64K/64K; held = heap size less its largest free\n"
-			"range: what the blocks take with headers, padding and gaps",
-		.describe = held_describe,
-		.metrics = held_metrics,
-		.nmetrics = RTE_DIM(held_metrics),
-		.run = held_run,
-	},
-};
-
-const unsigned int mp_nworkloads = RTE_DIM(mp_workloads);
+void
+mp_unprepare(struct mp_run *r, struct mp_lcore *lc)
+{
+	if (r->be->prepare == NULL)
+		return;
+	mp_barrier(r);
+	if (lc->idx == 0 && r->shared_rc == 0)
+		r->be->unprepare();
+}

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The runner: every selected workload on every backend that applies, for
+ * each repetition (the order of the backends rotates), on the workload's
+ * lcores at once (rte_eal_remote_launch; the main lcore runs its part itself
+ * when it is selected and free). Per-lcore figures are reduced to one value
+ * per run: summed (rates), the maximum, or averaged.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+#include <rte_spinlock.h>
+
+#include "malloc_perf.h"
+
+volatile int mp_stop;
+bool mp_main_busy;
+
+static struct mp_lcore lcs[RTE_MAX_LCORE];
+static struct mp_hist *lc_hist[RTE_MAX_LCORE];
+
+static struct {
+	rte_spinlock_t lock;
+	struct mp_status st;
+} status = {.lock = RTE_SPINLOCK_INITIALIZER};
+
+/* workloads whose setup() ran, for teardown at exit */
+static const struct mp_workload *set_up[MP_MAX_WORKLOADS];
+static unsigned int nset_up;
+
+struct launch {
+	const struct mp_workload *wl;
+	struct mp_run *run;
+	struct mp_lcore *lc;
+};
+
+static struct launch launches[RTE_MAX_LCORE];
+
+void
+mp_status_get(struct mp_status *st)
+{
+	rte_spinlock_lock(&status.lock);
+	*st = status.st;
+	rte_spinlock_unlock(&status.lock);
+}
+
+static void
+status_set(const struct mp_workload *wl, const struct mp_backend *be, unsigned int rep,
+	unsigned int nreps, unsigned int nlc)
+{
+	rte_spinlock_lock(&status.lock);
+	status.st.running = wl != NULL;
+	status.st.workload = wl != NULL ? wl->name : NULL;
+	status.st.backend = be != NULL ? be->name : NULL;
+	status.st.be = be;
+	status.st.rep = rep;
+	status.st.nreps = nreps;
+	status.st.nlc = nlc;
+	status.st.lc = lcs;
+	if (wl != NULL) {
+		status.st.seq++;
+		status.st.run_tsc = rte_rdtsc();
+	}
+	rte_spinlock_unlock(&status.lock);
+}
+
+void
+mp_barrier(struct mp_run *r)
+{
+	unsigned int gen = __atomic_load_n(&r->bar_gen, __ATOMIC_ACQUIRE);
+
+	if (__atomic_add_fetch(&r->bar_count, 1, __ATOMIC_ACQ_REL) == r->nlc) {
+		__atomic_store_n(&r->bar_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->bar_gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&r->bar_gen, __ATOMIC_ACQUIRE) == gen)
+		rte_pause();
+}
+
+static bool
+lcore_can_run(unsigned int id)
+{
+	return rte_lcore_is_enabled(id) && !(mp_main_busy && id == rte_get_main_lcore());
+}
+
+unsigned int
+mp_run_lcores(const struct mp_config *cfg, unsigned int flags, unsigned int *out)
+{
+	unsigned int n = 0, id, i;
+
+	if (flags & MP_WL_SINGLE) {
+		out[0] = cfg->lcores[0];
+		return 1;
+	}
+	if (!(flags & MP_WL_ALL)) {
+		memcpy(out, cfg->lcores, sizeof(out[0]) * cfg->nlcores);
+		return cfg->nlcores;
+	}
+	/* every lcore that can run: the selected ones first */
+	for (i = 0; i < cfg->nlcores; i++)
+		out[n++] = cfg->lcores[i];
+	RTE_LCORE_FOREACH (id) {
+		if (!lcore_can_run(id))
+			continue;
+		for (i = 0; i < n && out[i] != id; i++)
+			;
+		if (i == n)
+			out[n++] = id;
+	}
+	return n;
+}
+
+static int
+worker_main(void *arg)
+{
+	struct launch *l = arg;
+
+	l->lc->rc = l->wl->run(l->run, l->lc);
+	return 0;
+}
+
+/* Live blocks of a heap backend, all sockets; 0 for the others. */
+static uint64_t
+live_blocks(const struct mp_backend *be)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	if (be->socket_stats == NULL || (be->flags & MP_BE_FIXED))
+		return 0;
+	for (i = 0; i < rte_socket_count(); i++) {
+		struct rte_malloc_socket_stats st;
+
+		if (be->socket_stats(rte_socket_id_by_idx(i), &st) == 0)
+			n += st.alloc_count;
+	}
+	return n;
+}
+
+/* --check: the heap is consistent and every block of the run was freed. */
+static int
+check_after(const struct mp_backend *be, uint64_t live_before)
+{
+	uint64_t live = live_blocks(be);
+
+	if (be->check != NULL && be->check() != 0) {
+		fprintf(stderr, " (heap check failed)");
+		return -EFAULT;
+	}
+	if (live != live_before) {
+		fprintf(stderr, " (%" PRIu64 " live blocks before the run, %" PRIu64 " after)",
+			live_before, live);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* One run of a workload on a backend, on nlc lcores; out[] gets the reduced figures. */
+static int
+run_once(const struct mp_workload *wl, const struct mp_config *cfg, const struct mp_backend *be,
+	const struct mp_results *res, unsigned int rep, double *out, struct mp_hist *hist)
+{
+	struct mp_run run;
+	unsigned int i, m, self = rte_lcore_id(), nlc = res->nlc;
+	int self_idx = -1, rc;
+	uint64_t live = 0;
+
+	rc = be->attach != NULL ? be->attach() : 0;
+	/* before the count of live blocks: trimming rte releases hpmalloc's memzones */
+	if (rc == 0 && (wl->flags & MP_WL_TRIM) && be->trim != NULL)
+		rc = be->trim();
+	if (rc != 0)
+		return rc;
+	if (cfg->check)
+		live = live_blocks(be);
+	memset(&run, 0, sizeof(run));
+	run.be = be;
+	run.cfg = cfg;
+	run.metrics = res->metrics;
+	run.nmetrics = res->nmetrics;
+	run.rep = rep;
+	run.nlc = nlc;
+	run.lc = lcs;
+	run.budget = mp_budget_cycles(cfg);
+	run.iters = cfg->iterations;
+	for (i = 0; i < nlc; i++) {
+		struct mp_lcore *lc = &lcs[i];
+
+		lc->lcore_id = res->lcores[i];
+		lc->idx = i;
+		lc->ops = 0;
+		lc->rc = 0;
+		lc->rng = cfg->seed + (uint64_t)rep * UINT64_C(0x9e3779b97f4a7c15) + i * 7919u;
+		for (m = 0; m < MP_MAX_METRICS; m++)
+			lc->out[m] = NAN;
+		lc->hist = NULL;
+		if (wl->flags & MP_WL_HIST) {
+			if (lc_hist[i] == NULL)
+				lc_hist[i] = malloc(sizeof(*lc_hist[i]));
+			if (lc_hist[i] == NULL)
+				return -ENOMEM;
+			mp_hist_reset(lc_hist[i]);
+			lc->hist = lc_hist[i];
+		}
+		launches[i].wl = wl;
+		launches[i].run = &run;
+		launches[i].lc = lc;
+	}
+	for (i = 0; i < nlc; i++) {
+		if (res->lcores[i] == self) {
+			self_idx = (int)i;
+		} else if (rte_eal_get_lcore_state(res->lcores[i]) != WAIT) {
+			fprintf(stderr, " (lcore %u is busy)", res->lcores[i]);
+			return -EBUSY;
+		}
+	}
+	status_set(wl, be, rep, cfg->repeat, nlc);
+	for (i = 0; i < nlc; i++)
+		if ((int)i != self_idx)
+			rte_eal_remote_launch(worker_main, &launches[i], res->lcores[i]);
+	if (self_idx >= 0)
+		worker_main(&launches[self_idx]);
+	for (i = 0; i < nlc; i++) {
+		struct timespec ts = {0, 100 * 1000};
+
+		if ((int)i == self_idx)
+			continue;
+		/* sleep rather than spin: the main lcore may share a core with a worker */
+		while (rte_eal_get_lcore_state(res->lcores[i]) == RUNNING)
+			nanosleep(&ts, NULL);
+		rte_eal_wait_lcore(res->lcores[i]);
+	}
+	status_set(NULL, NULL, 0, 0, 0);
+	for (i = 0; i < nlc && rc == 0; i++)
+		rc = lcs[i].rc;
+	if (rc == 0 && cfg->check)
+		rc = check_after(be, live);
+	if (rc != 0)
+		return rc;
+	for (m = 0; m < res->nmetrics; m++) {
+		unsigned int flags = res->metrics[m].flags, n = 0;
+		double acc = 0;
+
+		for (i = 0; i < nlc; i++) {
+			double v = lcs[i].out[m];
+
+			if (isnan(v))
+				continue;
+			if (flags & MP_M_MAX)
+				acc = n == 0 ? v : RTE_MAX(acc, v);
+			else
+				acc += v;
+			n++;
+		}
+		if (n == 0)
+			out[m] = NAN;
+		else if (flags & (MP_M_SUM | MP_M_MAX))
+			out[m] = acc;
+		else
+			out[m] = acc / n;
+	}
+	if (hist != NULL)
+		for (i = 0; i < nlc; i++)
+			mp_hist_merge(hist, lcs[i].hist);
+	return 0;
+}
+
+static int
+setup_once(const struct mp_workload *wl, const struct mp_config *cfg)
+{
+	unsigned int i;
+	int rc;
+
+	if (wl->setup == NULL)
+		return 0;
+	for (i = 0; i < nset_up; i++)
+		if (set_up[i] == wl)
+			return 0;
+	rc = wl->setup(cfg);
+	if (rc == 0 && nset_up < MP_MAX_WORKLOADS)
+		set_up[nset_up++] = wl;
+	return rc;
+}
+
+void
+mp_workloads_teardown(void)
+{
+	while (nset_up > 0)
+		set_up[--nset_up]->teardown();
+}
+
+/* The backends of one workload: those of cfg that apply, and `none` as a baseline. */
+static void
+choose_backends(const struct mp_workload *wl, const struct mp_config *cfg, struct mp_results *res)
+{
+	const struct mp_backend *none = mp_backend_find("none");
+	bool have_none = false;
+	const char *why;
+	unsigned int i;
+
+	for (i = 0; i < cfg->nbackends; i++) {
+		const struct mp_backend *be = cfg->backends[i];
+
+		have_none |= be == none;
+		if (mp_workload_applies(wl, cfg, be, &why)) {
+			res->backends[res->nbackends++] = be;
+		} else {
+			res->skipped[res->nskipped] = be;
+			res->skipped_why[res->nskipped++] = why;
+		}
+	}
+	if ((wl->flags & MP_WL_BASELINE) && !have_none && none != NULL &&
+		res->nbackends < MP_MAX_BACKENDS)
+		res->backends[res->nbackends++] = none;
+}
+
+static int
+run_workload(const struct mp_workload *wl, const struct mp_config *cfg, struct mp_results *res)
+{
+	unsigned int rep, k, m, b;
+	size_t nvalues, i;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->wl = wl;
+	res->nreps = cfg->repeat;
+	res->nmetrics = wl->metrics(cfg, res->metrics);
+	choose_backends(wl, cfg, res);
+	res->nlc = mp_run_lcores(cfg, wl->flags, res->lcores);
+	nvalues = (size_t)res->nmetrics * RTE_MAX(res->nbackends, 1u) * res->nreps;
+	res->values = malloc(sizeof(*res->values) * nvalues);
+	if (res->values == NULL)
+		return -ENOMEM;
+	for (i = 0; i < nvalues; i++)
+		res->values[i] = NAN;
+	if (wl->flags & MP_WL_HIST)
+		for (b = 0; b < res->nbackends; b++) {
+			res->hist[b] = calloc(1, sizeof(*res->hist[b]));
+			if (res->hist[b] == NULL)
+				return -ENOMEM;
+		}
+	snprintf(res->title, sizeof(res->title), "%s", wl->name);
+	rc = setup_once(wl, cfg);
+	if (rc != 0) {
+		fprintf(stderr, "%s: cannot set up: %s\n", wl->name, strerror(-rc));
+		res->failures++;
+		return rc;
+	}
+	wl->describe(cfg, res->title, sizeof(res->title));
+	for (rep = 0; rep < res->nreps && !mp_stop; rep++) {
+		/* one line per repetition, when it is done: the stats line does not cut it */
+		char line[512];
+		size_t off = snprintf(line, sizeof(line), "%s: repetition %u/%u:", wl->name,
+			rep + 1, res->nreps);
+
+		for (k = 0; k < res->nbackends && !mp_stop; k++) {
+			/* rotate the order so that no backend always runs first */
+			double out[MP_MAX_METRICS];
+
+			b = (k + rep) % res->nbackends;
+			for (m = 0; m < MP_MAX_METRICS; m++)
+				out[m] = NAN;
+			rc = run_once(wl, cfg, res->backends[b], res, rep, out, res->hist[b]);
+			if (off < sizeof(line))
+				off += snprintf(line + off, sizeof(line) - off, " %s%s%s",
+					res->backends[b]->name, rc != 0 ? " (failed: " : "",
+					rc != 0 ? strerror(-rc) : "");
+			if (rc != 0) {
+				if (off < sizeof(line))
+					off += snprintf(line + off, sizeof(line) - off, ")");
+				res->failures++;
+				continue;
+			}
+			for (m = 0; m < res->nmetrics; m++)
+				*mp_value(res, m, b, rep) = out[m];
+		}
+		fprintf(stderr, "%s%s\n", line, mp_stop ? " (stopped)" : "");
+	}
+	res->stopped = mp_stop != 0;
+	if (wl->derive != NULL)
+		wl->derive(res);
+	mp_report_table(res);
+	return res->failures ? -EIO : 0;
+}
+
+int
+mp_run_all(const struct mp_config *cfg, struct mp_results *res, unsigned int *nres)
+{
+	unsigned int i;
+	int status_rc = 0;
+
+	*nres = 0;
+	if (cfg->stats_period != 0 && !cfg->interactive)
+		mp_stats_start(cfg->stats_period);
+	rte_spinlock_lock(&status.lock);
+	status.st.start_tsc = rte_rdtsc();
+	rte_spinlock_unlock(&status.lock);
+	for (i = 0; i < cfg->nworkloads && !mp_stop; i++) {
+		if (run_workload(cfg->workloads[i], cfg, &res[i]) != 0)
+			status_rc = -EIO;
+		*nres = i + 1;
+	}
+	if (cfg->stats_period != 0 && !cfg->interactive)
+		mp_stats_stop();
+	if (*nres > 0)
+		mp_report_summary(res, *nres);
+	return status_rc;
+}
+
+void
+mp_results_free(struct mp_results *res, unsigned int nres)
+{
+	unsigned int i, b;
+
+	for (i = 0; i < nres; i++) {
+		free(res[i].values);
+		res[i].values = NULL;
+		for (b = 0; b < MP_MAX_BACKENDS; b++) {
+			free(res[i].hist[b]);
+			res[i].hist[b] = NULL;
+		}
+	}
+}

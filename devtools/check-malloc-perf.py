@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Run malloc_perf and check what it writes; never its timings.
+
+Usage:
+  check-malloc-perf.py [checks] -- MALLOC_PERF [EAL args] -- [tool args]
+  check-malloc-perf.py --help-check -- MALLOC_PERF
+  check-malloc-perf.py --interactive -- MALLOC_PERF [EAL args] -- [tool args]
+
+A run is given --json and --csv files of its own, must exit with 0, and
+then: every selected workload is in the JSON file and did not fail; every
+selected backend (those that this build has) ran it or says why not; every
+figure that must be there is; rates (ops, packets) are above zero; fwd
+moved packets on every backend and ran `none`; paced has a latency CDF per
+backend; the CSV file has a row per workload, metric and backend.
+--help-check: --help lists every option, backend and workload.
+--interactive: commands piped into -i get their answers.
+Exit status: 0 passed, 1 failed, 77 skipped (what the test needs is missing).
+"""
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+OPTIONS = ["--backend", "--workload", "--lcores", "--duration", "--iterations", "--repeat",
+           "--size", "--align", "--burst", "--rate", "--pkt-len", "--json", "--csv", "--quick",
+           "--check", "--stats-period", "--seed", "--interactive", "--help"]
+RATE_UNITS = ("Mpps", "Mops/s", "Mpairs/s", "Mblocks/s")
+DEFAULT_BACKENDS = ["hpm", "rte"]
+DEFAULT_WORKLOADS = ["seed-grow", "pair", "burst", "fwd"]
+BASELINE = ("fwd", "paced")
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def split_cmd(cmd):
+    """MALLOC_PERF EAL... -- TOOL... -> (binary, eal, tool)."""
+    if "--" in cmd[1:]:
+        i = cmd.index("--", 1)
+        return cmd[0], cmd[1:i], cmd[i + 1:]
+    return cmd[0], cmd[1:], []
+
+
+def help_lists(binary):
+    """The backends and workloads that --help lists, and the whole text."""
+    out = subprocess.run([binary, "--", "--help"], capture_output=True, text=True, timeout=30)
+    text = out.stdout
+    sections = {}
+    current = None
+    for line in text.splitlines():
+        if line in ("Backends:", "Workloads:"):
+            current = line[:-1].lower()
+            sections[current] = []
+            continue
+        if current is None:
+            continue
+        if not line.strip():
+            current = None
+            continue
+        m = re.match(r"^  (\S+)\s", line)
+        if m:
+            sections[current].append(m.group(1))
+    return out.returncode, text, sections.get("backends", []), sections.get("workloads", [])
+
+
+def opt_value(args, name):
+    value = None
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            value = args[i + 1]
+        elif a.startswith(name + "="):
+            value = a.split("=", 1)[1]
+    return value
+
+
+def expand(value, known, default):
+    if value is None:
+        return list(default)
+    names = []
+    for n in value.split(","):
+        for x in (known if n == "all" else [n]):
+            if x not in names:
+                names.append(x)
+    return names
+
+
+def check_help(binary):
+    rc, text, backends, workloads = help_lists(binary)
+    if rc != 0:
+        fail("--help exits with %d" % rc)
+    for o in OPTIONS:
+        if o not in text:
+            fail("--help does not list %s" % o)
+    for b in ["hpm", "hpm-locked", "rte", "mempool", "libc", "jemalloc", "mimalloc",
+              "tcmalloc", "none"]:
+        if b not in backends:
+            fail("--help does not list backend %s" % b)
+    for w in ["seed-grow", "granule-full", "pair", "burst", "scale", "contig", "churn", "mixed",
+              "held", "paced", "fwd"]:
+        if w not in workloads:
+            fail("--help does not list workload %s" % w)
+    for cmd in ["start", "stop", "show", "set", "help", "quit"]:
+        if cmd not in text:
+            fail("--help does not mention the prompt's %s" % cmd)
+
+
+def check_run(args, cmd):
+    binary, eal, tool = split_cmd(cmd)
+    _, _, known_b, known_w = help_lists(binary)
+    backends = expand(opt_value(tool, "--backend"), known_b, DEFAULT_BACKENDS)
+    workloads = expand(opt_value(tool, "--workload"), known_w, DEFAULT_WORKLOADS)
+    repeat = int(opt_value(tool, "--repeat") or 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        jpath = os.path.join(tmp, "perf.json")
+        cpath = os.path.join(tmp, "perf.csv")
+        full = [binary] + eal + ["--"] + tool + ["--json", jpath, "--csv", cpath]
+        print("+ " + " ".join(full), flush=True)
+        proc = subprocess.run(full, capture_output=True, text=True, timeout=args.timeout)
+        sys.stdout.write(proc.stdout)
+        sys.stdout.write(proc.stderr)
+        if proc.returncode != 0:
+            fail("malloc_perf exits with %d" % proc.returncode)
+        if args.expect_memory and ("memory: " + args.expect_memory) not in proc.stdout and \
+                not (args.expect_memory == "anonymous" and "anonymous memory" in proc.stdout):
+            fail("the output does not say it runs on %s" % args.expect_memory)
+        if "== Summary" not in proc.stdout:
+            fail("no summary table")
+        try:
+            with open(jpath) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            fail("JSON file: %s" % e)
+            return
+        try:
+            with open(cpath, newline="") as f:
+                rows = list(csv.DictReader(f))
+        except (OSError, csv.Error) as e:
+            fail("CSV file: %s" % e)
+            rows = []
+    check_doc(args, doc, backends, workloads, repeat, rows)
+
+
+def check_doc(args, doc, backends, workloads, repeat, rows):
+    if doc.get("tool") != "malloc_perf" or doc.get("format") != 2:
+        fail("JSON: not malloc_perf format 2")
+    if args.expect_memory and doc.get("memory") != args.expect_memory:
+        fail("JSON: memory is %s, expected %s" % (doc.get("memory"), args.expect_memory))
+    lacking = doc.get("lacking", {})
+    for b in lacking:
+        print("note: backend %s lacking: %s" % (b, lacking[b]))
+    expected = [b for b in backends if b not in lacking]
+    by_name = {w["name"]: w for w in doc.get("workloads", [])}
+    nrows = 0
+    for wname in workloads:
+        w = by_name.get(wname)
+        if w is None:
+            fail("JSON: workload %s missing" % wname)
+            continue
+        if w.get("failures"):
+            fail("%s: %d failed runs" % (wname, w["failures"]))
+        ran = w.get("backends", [])
+        for b in expected:
+            if b not in ran and b not in w.get("skipped", {}):
+                fail("%s: backend %s neither ran nor says why not" % (wname, b))
+        for b, why in w.get("skipped", {}).items():
+            if not why:
+                fail("%s: backend %s skipped without a reason" % (wname, b))
+        if wname in BASELINE and "none" not in ran:
+            fail("%s: no `none` baseline" % wname)
+        if args.expect_lcores and wname in ("pair", "burst", "paced", "fwd") and \
+                len(w.get("lcores", [])) != args.expect_lcores:
+            fail("%s: ran on lcores %s, expected %d of them" %
+                 (wname, w.get("lcores"), args.expect_lcores))
+        if args.fwd_driver and wname == "fwd" and args.fwd_driver not in w.get("title", ""):
+            fail("fwd: title %r does not name %s" % (w.get("title"), args.fwd_driver))
+        nrows += len(w.get("metrics", [])) * len(ran)
+        for m in w.get("metrics", []):
+            for b in ran:
+                check_metric(wname, m, b, repeat)
+        if wname == "paced":
+            lat = w.get("latency", {})
+            for b in ran:
+                cdf = lat.get(b, {}).get("cdf", [])
+                if lat.get(b, {}).get("count", 0) <= 0 or not cdf:
+                    fail("paced: no latency histogram for %s" % b)
+                elif abs(cdf[-1][1] - 1.0) > 1e-6:
+                    fail("paced: the CDF of %s does not end at 1" % b)
+        print("ok: %s on %s" % (wname, ", ".join(ran)))
+    if len(rows) != nrows:
+        fail("CSV: %d rows, expected %d" % (len(rows), nrows))
+
+
+def check_metric(wname, m, b, repeat):
+    fig = m.get("backends", {}).get(b)
+    label = "%s: %s (%s) on %s" % (wname, m.get("name"), m.get("unit"), b)
+    if fig is None:
+        fail(label + ": missing")
+        return
+    runs = fig.get("runs", [])
+    if len(runs) != repeat:
+        fail(label + ": %d runs, expected %d" % (len(runs), repeat))
+    if m.get("optional"):
+        return
+    if any(v is None for v in runs):
+        fail(label + ": a run has no value")
+        return
+    if m.get("unit") in RATE_UNITS or (wname == "fwd" and m.get("name") == "packets"):
+        if not all(v > 0 for v in runs):
+            fail(label + ": no operations (%s)" % runs)
+
+
+INTERACTIVE = [
+    ("help", ["commands:", "set KEY VALUE", "workloads: seed-grow"]),
+    ("show config", ["backend", "workload", "until stop"]),
+    ("set backend hpm,rte", ["backend = hpm,rte"]),
+    ("set size abc", ["set size: "]),
+    ("set workload pair", ["workload = pair"]),
+    ("set size 4K", ["size = 4K"]),
+    ("set align 4K", ["align = 4K"]),
+    ("set duration 0.01", ["duration = 0.01"]),
+    ("start", ["started: pair on hpm,rte"]),
+    ("wait", ["== pair:", "4 KiB align 4 KiB", "run done"]),
+    ("show stats", ["idle"]),
+    ("show heap", ["hpm", "rte", "cache:"]),
+    ("set workload fwd", ["workload = fwd"]),
+    ("set backend hpm-locked", ["backend = hpm-locked"]),
+    ("set duration 0", ["duration = 0"]),
+    ("start", ["started: fwd on hpm-locked (until stop)"]),
+    ("show stats", ["fwd hpm-locked"]),
+    ("stop", ["== fwd:", "forwarded", "stopped"]),
+    ("stop", ["not running"]),
+    ("quit", []),
+]
+
+
+def check_interactive(args, cmd):
+    binary, eal, tool = split_cmd(cmd)
+    full = [binary] + eal + ["--"] + tool + ["-i"]
+    script = "".join(c + "\n" for c, _ in INTERACTIVE)
+    print("+ " + " ".join(full) + " <<'EOF'\n" + script + "EOF", flush=True)
+    proc = subprocess.run(full, input=script, capture_output=True, text=True,
+                          timeout=args.timeout)
+    out = proc.stdout
+    sys.stdout.write(out)
+    sys.stdout.write(proc.stderr)
+    if proc.returncode != 0:
+        fail("malloc_perf -i exits with %d" % proc.returncode)
+    # each command's answer lies between its echo and the next prompt's echo
+    pos = 0
+    for command, answers in INTERACTIVE:
+        at = out.find("malloc_perf> " + command, pos)
+        if at < 0:
+            fail("no echo of %r" % command)
+            continue
+        at += len("malloc_perf> ")
+        nxt = out.find("malloc_perf> ", at)
+        chunk = out[at:nxt if nxt >= 0 else len(out)]
+        for a in answers:
+            if a not in chunk:
+                fail("%r: no %r in its answer" % (command, a))
+        pos = at + len(command)
+    if "Bad arguments" in out:
+        fail("a command was not understood")
+
+
+def enough_cpus(n):
+    try:
+        return len(os.sched_getaffinity(0)) >= n
+    except AttributeError:
+        return (os.cpu_count() or 1) >= n
+
+
+def enough_hugepages(mib):
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        free = int(info["HugePages_Free"].split()[0])
+        size = int(info["Hugepagesize"].split()[0])
+        return free * size >= mib * 1024
+    except (OSError, KeyError, ValueError):
+        return False
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--help-check", action="store_true")
+    p.add_argument("--interactive", action="store_true")
+    p.add_argument("--expect-lcores", type=int, default=0)
+    p.add_argument("--expect-memory", choices=["hugepages", "anonymous"])
+    p.add_argument("--fwd-driver")
+    p.add_argument("--need-cpus", type=int, default=1)
+    p.add_argument("--need-hugepages-mib", type=int, default=0)
+    p.add_argument("--timeout", type=int, default=240)
+    p.add_argument("cmd", nargs=argparse.REMAINDER)
+    args = p.parse_args()
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        p.error("no malloc_perf command")
+    if not enough_cpus(args.need_cpus):
+        print("skip: fewer than %d CPUs" % args.need_cpus)
+        return SKIP
+    if args.need_hugepages_mib and not enough_hugepages(args.need_hugepages_mib):
+        print("skip: fewer than %d MiB of free hugepages" % args.need_hugepages_mib)
+        return SKIP
+    if args.help_check:
+        check_help(cmd[0])
+    elif args.interactive:
+        check_interactive(args, cmd)
+    else:
+        check_run(args, cmd)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
