@@ -12,8 +12,8 @@
  * is freed and the caches flushed: the statistics are back where they
  * started, the heap checks, no bad free was seen; and the memory held stopped
  * growing once the working set was reached: its peak after the first minute
- * (the first third of shorter runs) is within 5% (or two growth steps) of its
- * peak before.
+ * (the first half of runs shorter than 90 s) is within 5% (or two growth
+ * steps) of its peak before.
  *
  * usage: test_soak [--duration SECONDS]   (EAL with two lcores: -l 0-1)
  */
@@ -328,7 +328,7 @@ print_curve(double seconds)
 static bool
 check_plateau(double seconds)
 {
-	double cutoff = seconds >= 180 ? 60 : seconds / 3;
+	double cutoff = seconds >= 90 ? 60 : seconds / 2;
 	size_t early = 0, late = 0, tol, grow;
 	unsigned int i;
 

@@ -121,7 +121,7 @@ hpm_cache_bind(void)
 			c = cache_create(lcore, cache_socket(lcore));
 			if (c != NULL) {
 				__atomic_store_n(&hpm_state->caches[lcore], c, __ATOMIC_RELEASE);
-				hpm_state->ncaches++;
+				__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
 			}
 		}
 		hpm_unlock(&hpm_state->cache_lock);
