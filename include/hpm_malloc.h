@@ -143,10 +143,12 @@ struct hpm_config {
 	 */
 	unsigned int cache_min;
 	/**
-	 * The caches of a socket together may hold 1/cache_share of its heap
+	 * A class of the caches of a socket may hold 1/cache_share of its heap
 	 * (default 32): a class's limit is that share, divided among the lcores
-	 * with caches, in blocks, between cache_min and cache_max. The limit
-	 * grows with the heap, as the question of seed 003 asks.
+	 * with caches, in blocks, between cache_min and cache_max (heap classes
+	 * hold at most 32 KiB and move 4 KiB at a time, so that cached blocks
+	 * do not pin the heap's free ranges). The limit grows with the heap, as
+	 * the question of seed 003 asks.
 	 */
 	unsigned int cache_share;
 	/**

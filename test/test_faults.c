@@ -40,7 +40,7 @@
 #define MAX_RESV 1024
 #define MAX_CHUNKS 1024
 #define NROUNDS 4
-#define HEAP_FILL 90
+#define HEAP_FILL 120
 #define NO_FAULT (-1)
 
 enum op { OP_MALLOC, OP_ZMALLOC, OP_CALLOC, OP_REALLOC, OP_BULK, OP_CONTIG, OP_FREE };
@@ -339,7 +339,7 @@ build_workload(void)
 		s_small = add(OP_MALLOC, 100, 1, 0, 0, "heap 100 B");
 		add(OP_ZMALLOC, 2000, 1, 0, 0, "heap 2000 B");
 		add(OP_CALLOC, 1000, 10, 0, 0, "heap 10 x 1000 B");
-		s_heap = add(OP_MALLOC, KIB(200), 1, 0, 0, "heap 200 KiB");
+		s_heap = add(OP_MALLOC, KIB(200) + 8, 1, 0, 0, "heap 200 KiB");
 		add(OP_MALLOC, KIB(4), 1, KIB(4), 0, "4K granule");
 		add(OP_ZMALLOC, KIB(12), 1, KIB(4), 0, "4K run 12 KiB");
 		add(OP_MALLOC, KIB(64), 1, KIB(64), 0, "64K granule");
@@ -361,7 +361,7 @@ build_workload(void)
 			add(OP_CONTIG, MIB(2), 1, 0, 0, "2 MiB");
 		/* heap spans enough that their metadata needs regions of its own */
 		for (i = 0; i < HEAP_FILL; i++)
-			add(OP_MALLOC, KIB(200) + i * 64, 1, 0, 0, "heap ~200 KiB");
+			add(OP_MALLOC, KIB(240) + 8 + i * 64, 1, 0, 0, "heap ~240 KiB");
 		/* holes for the next round to reuse */
 		for (i = first; i < nslots; i += 3)
 			add(OP_FREE, 0, 0, 0, i, "free");

@@ -19,9 +19,7 @@ static void *lcore_cb_handle;
 size_t
 hpm_cache_class_bytes(unsigned int cls)
 {
-	if (cls < HPM_CACHE_SMALL_NCLASS)
-		return (size_t)(cls + 1) * HPM_CACHE_BLOCK_STEP;
-	return cls == HPM_CACHE_C4K ? 4096 : 65536;
+	return hpm_cache_block_bytes(cls);
 }
 
 /* What a heap class moves per refill, and holds, in bytes (measured: see update_limit) */
@@ -54,7 +52,7 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 	batch = RTE_MAX((uint32_t)limit / 2, 1u);
 	/* heap blocks are cut from the heap's free blocks: small cuts, and few cached,
 	 * or cached blocks pin large free ranges (granules have pages of their own) */
-	if (cls < HPM_CACHE_SMALL_NCLASS) {
+	if (cls < HPM_CACHE_HEAP_NCLASS) {
 		uint32_t bytes = hpm_cache_class_bytes(cls);
 		uint32_t most_batch = SMALL_BATCH_BYTES / bytes;
 		size_t most_limit = SMALL_LIMIT_BYTES / bytes;

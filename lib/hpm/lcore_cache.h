@@ -11,8 +11,10 @@
  * flushes a batch, under the socket's lock, once per batch.
  *
  * Classes: 17 heap classes for blocks of 64 to 1088 bytes (usable 48 to
- * 1072, so every request up to 1 KiB with default alignment), one for single
- * 4 KiB granules and one for single 64 KiB granules.
+ * 1072, so every request up to 1 KiB with default alignment) in steps of one
+ * cache line, 6 more up to 4160 bytes (usable 4144: a 2 KiB packet buffer, a
+ * page and its header) in steps of about a quarter, one for single 4 KiB
+ * granules and one for single 64 KiB granules.
  *
  * Every block's state byte (unit.h) says whether the application, a cache or
  * nobody holds it: a hit writes it, a free checks and writes it, so a second
@@ -38,13 +40,18 @@
 #include "route.h"
 #include "unit.h"
 
+/** Heap classes in steps of a cache line: blocks of 64 to 1088 bytes. */
 #define HPM_CACHE_SMALL_NCLASS 17
 #define HPM_CACHE_BLOCK_STEP 64
 /** Largest usable size of a small class: a block of 1088 bytes less its header. */
 #define HPM_CACHE_SMALL_MAX (HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP - 16)
+/** Heap classes in all, the wider ones after the small ones. */
+#define HPM_CACHE_HEAP_NCLASS (HPM_CACHE_SMALL_NCLASS + 6)
+/** Largest usable size of a heap class: a block of 4160 bytes less its header. */
+#define HPM_CACHE_HEAP_MAX 4144
 
 enum {
-	HPM_CACHE_C4K = HPM_CACHE_SMALL_NCLASS,
+	HPM_CACHE_C4K = HPM_CACHE_HEAP_NCLASS,
 	HPM_CACHE_C64K,
 	HPM_CACHE_NCLASS,
 };
@@ -139,13 +146,37 @@ hpm_cache_get(void)
 	return hpm_cache_bind();
 }
 
+/* Wider heap classes: their block sizes, and the class of a block size up to 4160. */
+static const uint16_t hpm_cache_wide_bytes[] = {1344, 1600, 2112, 2624, 3136, 4160};
+
+static __rte_always_inline int
+hpm_cache_wide_class(size_t block)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(hpm_cache_wide_bytes) - 1; i++)
+		if (block <= hpm_cache_wide_bytes[i])
+			break;
+	return HPM_CACHE_SMALL_NCLASS + i;
+}
+
+/** Bytes of a block of class cls (its header included for a heap class). */
+static __rte_always_inline size_t
+hpm_cache_block_bytes(unsigned int cls)
+{
+	if (cls < HPM_CACHE_SMALL_NCLASS)
+		return (size_t)(cls + 1) * HPM_CACHE_BLOCK_STEP;
+	if (cls < HPM_CACHE_HEAP_NCLASS)
+		return hpm_cache_wide_bytes[cls - HPM_CACHE_SMALL_NCLASS];
+	return cls == HPM_CACHE_C4K ? 4096 : 65536;
+}
+
 /** Bytes of a block of class cls an application may use. */
 static __rte_always_inline size_t
 hpm_cache_class_usable(unsigned int cls)
 {
-	if (cls < HPM_CACHE_SMALL_NCLASS)
-		return (size_t)(cls + 1) * HPM_CACHE_BLOCK_STEP - 16;
-	return cls == HPM_CACHE_C4K ? 4096 : 65536;
+	return cls < HPM_CACHE_HEAP_NCLASS ? hpm_cache_block_bytes(cls) - 16
+					   : hpm_cache_block_bytes(cls);
 }
 
 /** Class of a request (align a power of two), or -1 when no class serves it. */
@@ -154,10 +185,13 @@ hpm_cache_class(size_t size, size_t align)
 {
 	if (likely(align <= 64 && size - 1 < HPM_CACHE_SMALL_MAX))
 		return (int)((size + 15) / HPM_CACHE_BLOCK_STEP);
+	/* 4096, a multiple of 4 KiB, is a granule: the route table says so */
+	if (align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096)
+		return hpm_cache_wide_class(RTE_ALIGN_CEIL(size + 16, HPM_CACHE_BLOCK_STEP));
 	/* one 4 KiB granule, placed on any granule: the route table says when */
 	if (size - 1 < 4096 && align <= 4096 && hpm_route(size, align) == HPM_ROUTE_G4K)
 		return HPM_CACHE_C4K;
-	if (size == 65536 && align <= 65536)
+	if (size == 65536 && align <= 65536 && hpm_route(size, align) == HPM_ROUTE_G64K)
 		return HPM_CACHE_C64K;
 	return -1;
 }
@@ -187,9 +221,15 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 		size = __atomic_load_n((const size_t *)((const uint8_t *)p - 8), __ATOMIC_RELAXED) &
 			~(size_t)63;
 #endif
-		return size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP
-			? (int)(size / HPM_CACHE_BLOCK_STEP) - 1
-			: -1;
+		if (size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP)
+			return (int)(size / HPM_CACHE_BLOCK_STEP) - 1;
+		/* a block of exactly a wider class's size (a block cut otherwise has no class) */
+		if (size <= HPM_CACHE_HEAP_MAX + 16) {
+			int cls = hpm_cache_wide_class(size);
+
+			return hpm_cache_block_bytes(cls) == size ? cls : -1;
+		}
+		return -1;
 	case HPM_UNIT_G4K1:
 		if ((off & 4095) != 0)
 			return -1;

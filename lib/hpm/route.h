@@ -38,23 +38,27 @@ struct hpm_route_rule {
  * Why these rows:
  * - whole units for 2 MiB and more, and for alignments only units give
  *   (seed 002);
- * - 64K-aligned multiples of 64 KiB take exactly their 64 KiB granules, found
- *   in a single word per page;
- * - any other 4K-or-more alignment, and sizes past the heap's range, take
- *   4 KiB granules: exactly their pages, no header, no alignment padding
- *   (seed 004's case costs one granule and never splits a free block); a
- *   2M-aligned small block takes the first granules of a page and leaves the
- *   rest of it to others;
+ * - a multiple of 64 KiB takes exactly its 64 KiB granules, found in a single
+ *   word per page (a 64K-aligned 64 KiB request costs one granule);
+ * - any other 4K-or-more alignment, a multiple of 4 KiB, and sizes past the
+ *   heap's range take 4 KiB granules: exactly their pages, no header, no
+ *   alignment padding (seed 004's case costs one granule and never splits a
+ *   free block); a 2M-aligned small block takes the first granules of a page
+ *   and leaves the rest of it to others;
  * - the rest goes to the heap.
  */
 static const struct hpm_route_rule hpm_route_table[] = {
 	{.min_size = 0, .min_align = HPM_MIB(2) + 1, .route = HPM_ROUTE_LARGE},
 	{.min_size = HPM_MIB(2), .min_align = 0, .route = HPM_ROUTE_LARGE},
-	{.min_size = 0,
-		.min_align = HPM_KIB(64),
+	{.min_size = HPM_KIB(64),
+		.min_align = 0,
 		.size_multiple = HPM_KIB(64),
 		.route = HPM_ROUTE_G64K},
 	{.min_size = 0, .min_align = HPM_KIB(4), .route = HPM_ROUTE_G4K},
+	{.min_size = HPM_KIB(4),
+		.min_align = 0,
+		.size_multiple = HPM_KIB(4),
+		.route = HPM_ROUTE_G4K},
 	{.min_size = HPM_HEAP_MAX + 1, .min_align = 0, .route = HPM_ROUTE_G4K},
 	{.min_size = 0, .min_align = 0, .route = HPM_ROUTE_HEAP},
 };

@@ -157,8 +157,8 @@ hpm_cache_class_size(unsigned int cls)
 	if (cls >= HPM_CACHE_NCLASS)
 		return 0;
 	/* what a request may ask for: a small class's block less its header */
-	return cls < HPM_CACHE_SMALL_NCLASS ? hpm_cache_class_bytes(cls) - 16
-					    : hpm_cache_class_bytes(cls);
+	return cls < HPM_CACHE_HEAP_NCLASS ? hpm_cache_class_bytes(cls) - 16
+					   : hpm_cache_class_bytes(cls);
 }
 
 rte_iova_t
