@@ -12,6 +12,8 @@ pkgs=(
 	clang libclang-rt-14-dev llvm-14
 	# malloc_perf: the allocators it compares with, and its charts (devtools/plot-perf)
 	libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev python3-matplotlib
+	# the guides and the API reference (meson target doc, devtools/perf-report)
+	python3-sphinx python3-breathe python3-sphinx-rtd-theme doxygen
 )
 
 missing=()

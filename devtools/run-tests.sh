@@ -8,6 +8,9 @@
 # cache test under ThreadSanitizer (build-tsan/), and the libFuzzer harness for
 # a minute with ASan and UBSan (build-fuzz/, devtools/run-fuzz.sh; one test in
 # the tally). The soak (suite soak, a minute) runs in the release build only.
+# The guides and the API reference are built in build/ too (meson target doc,
+# warnings as errors, and the performance page checked against doc/perf's
+# JSON: one test in the tally).
 # Usage: devtools/run-tests.sh [meson test options]   e.g. --suite unit
 # Environment: HPM_FUZZ_SECONDS (default 60; 0 leaves the fuzzer out).
 # Exits non-zero if anything fails. Tests that need hugepages should skip (exit 77) without.
@@ -78,6 +81,17 @@ if ninja -C build; then
 	meson test -C build --print-errorlogs "$@" || status=1
 	count build
 else
+	status=1
+fi
+
+echo "=== guides and API reference (build/doc/html; Sphinx and doxygen warnings are errors)"
+# the performance page must be made from doc/perf's JSON as it is; --reconfigure:
+# a build directory made before the docs option existed learns it
+if devtools/perf-report --check && meson setup --reconfigure build -Ddocs=enabled >/dev/null &&
+	meson compile -C build doc; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
 	status=1
 fi
 
