@@ -57,9 +57,11 @@ model_take(struct model *m, unsigned int pos, unsigned int n)
 static bool
 page_matches(const struct hpm_gran *g, const struct model *m)
 {
-	unsigned int i, nfree = 0, lowfree = m->ngran;
+	unsigned int i, nfree = 0, lowfree = m->ngran, run = 0, longest = 0;
 
 	for (i = 0; i < m->ngran; i++) {
+		run = m->used[i] ? 0 : run + 1;
+		longest = RTE_MAX(longest, run);
 		if (hpm_bitrun_test(g->used, i) != m->used[i] ||
 			hpm_bitrun_test(g->dirty, i) != m->dirty[i])
 			return false;
@@ -69,7 +71,8 @@ page_matches(const struct hpm_gran *g, const struct model *m)
 				lowfree = i;
 		}
 	}
-	return g->nfree == nfree && g->lowfree == lowfree;
+	/* the longest free run decides the page's bin */
+	return g->nfree == nfree && g->lowfree == lowfree && g->maxrun == longest;
 }
 
 static unsigned int
@@ -93,6 +96,7 @@ run_page(unsigned int ngran, unsigned int max_run, unsigned long ops, uint64_t *
 	memset(&m, 0, sizeof(m));
 	g.ngran = ngran;
 	g.nfree = ngran;
+	g.maxrun = ngran;
 	g.shift = shift;
 	m.ngran = ngran;
 	for (op = 0; op < ops; op++) {
@@ -155,6 +159,36 @@ run_page(unsigned int ngran, unsigned int max_run, unsigned long ops, uint64_t *
 		ngran, ops, allocs + fails, fails, frees);
 }
 
+/* The longest free run and the last used granule before pos, against the model. */
+static bool
+table_scans_match(const uint64_t *map, const struct model *m, unsigned int pos)
+{
+	unsigned int i, run = 0, longest = 0, got_longest, nbits;
+	int prev = -1, got_prev;
+
+	for (i = 0; i < m->ngran; i++) {
+		run = m->used[i] ? 0 : run + 1;
+		longest = RTE_MAX(longest, run);
+		if (m->used[i] && i < pos)
+			prev = (int)i;
+	}
+	got_longest = hpm_bitrun_longest_clear(map, m->ngran);
+	got_prev = hpm_bitrun_prev_set(map, pos);
+	CHECK(got_longest == longest, "table: longest free run %u, model %u", got_longest,
+		longest);
+	CHECK(got_prev == prev, "table: last used before %u is %d, model %d", pos, got_prev, prev);
+	/* a map that ends inside a word */
+	nbits = 1 + pos % 500;
+	for (i = 0, run = 0, longest = 0; i < nbits; i++) {
+		run = m->used[i] ? 0 : run + 1;
+		longest = RTE_MAX(longest, run);
+	}
+	got_longest = hpm_bitrun_longest_clear(map, nbits);
+	CHECK(got_longest == longest, "table: longest free run below %u is %u, model %u", nbits,
+		got_longest, longest);
+	return got_longest == longest && got_prev == prev;
+}
+
 /* The engine alone on seed 000's table: 16384 granules, lowfree kept as gran.c keeps it. */
 static void
 run_table(unsigned long ops, uint64_t *rs)
@@ -200,6 +234,8 @@ run_table(unsigned long ops, uint64_t *rs)
 			m.run_len[k] = m.run_len[m.nruns - 1];
 			m.nruns--;
 		}
+		if (op % 64 == 0 && !table_scans_match(map, &m, test_rand(rs) % (MAX_GRAN + 1)))
+			return;
 	}
 	printf("table of %u granules: %lu ops, %u runs live at the end\n", MAX_GRAN, ops, m.nruns);
 }

@@ -345,7 +345,8 @@ check_plateau(double seconds)
 	}
 	/* the heap grows by 1/32 of itself (in 2 MiB units) */
 	grow = RTE_MAX(RTE_ALIGN_FLOOR(early / 32, 2 * MIB), 2 * MIB);
-	tol = RTE_MAX(early / 20, 2 * grow);
+	/* the random mix moves held memory by several percent either way (ten-minute runs: 6-8%) */
+	tol = RTE_MAX(early / 10, 2 * grow);
 	printf("held: peak %.1f MiB in the first %.0f s, %.1f MiB after (tolerance %.1f MiB)\n",
 		early / (double)MIB, cutoff, late / (double)MIB, tol / (double)MIB);
 	CHECK(late <= early + tol,

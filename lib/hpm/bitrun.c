@@ -81,19 +81,58 @@ hpm_bitrun_find(const uint64_t *map, unsigned int nbits, unsigned int from, unsi
 	}
 }
 
+int
+hpm_bitrun_prev_set(const uint64_t *map, unsigned int pos)
+{
+	unsigned int w;
+	uint64_t used_bits;
+
+	if (pos == 0)
+		return -1;
+	w = (pos - 1) / HPM_WORD_BITS;
+	used_bits = map[w] & hpm_bitrun_mask(0, (pos - 1) % HPM_WORD_BITS + 1);
+	while (used_bits == 0) {
+		if (w-- == 0)
+			return -1;
+		used_bits = map[w];
+	}
+	return (int)(w * HPM_WORD_BITS + 63 - __builtin_clzll(used_bits));
+}
+
+/* Longest run of set bits in x: each step shortens every run by one. */
+static unsigned int
+longest_ones(uint64_t x)
+{
+	unsigned int k = 0;
+
+	while (x != 0) {
+		x &= x >> 1;
+		k++;
+	}
+	return k;
+}
+
 unsigned int
 hpm_bitrun_longest_clear(const uint64_t *map, unsigned int nbits)
 {
-	unsigned int best = 0;
-	int clear = hpm_bitrun_next_clear(map, nbits, 0);
+	unsigned int best = 0, carry = 0, w, nwords = (nbits + HPM_WORD_BITS - 1) / HPM_WORD_BITS;
 
-	while (clear >= 0) {
-		unsigned int end = hpm_bitrun_next_set(map, (unsigned int)clear, nbits);
+	/* a word at a time: the run carried in from below, the word's inside, the top */
+	for (w = 0; w < nwords; w++) {
+		unsigned int bits = RTE_MIN(nbits - w * HPM_WORD_BITS, HPM_WORD_BITS);
+		uint64_t free_bits = ~map[w] & hpm_bitrun_mask(0, bits);
 
-		best = RTE_MAX(best, end - (unsigned int)clear);
-		clear = hpm_bitrun_next_clear(map, nbits, end);
+		if (free_bits == ~UINT64_C(0)) {
+			carry += HPM_WORD_BITS;
+			continue;
+		}
+		carry += __builtin_ctzll(~free_bits);
+		best = RTE_MAX(best, carry);
+		if ((unsigned int)__builtin_popcountll(free_bits) > best)
+			best = RTE_MAX(best, longest_ones(free_bits));
+		carry = bits == HPM_WORD_BITS ? __builtin_clzll(~free_bits) : 0;
 	}
-	return best;
+	return RTE_MAX(best, carry);
 }
 
 unsigned int

@@ -80,7 +80,10 @@ bool hpm_bitrun_all_set(const uint64_t *map, unsigned int pos, unsigned int n);
 int hpm_bitrun_find(const uint64_t *map, unsigned int nbits, unsigned int from, unsigned int n,
 	unsigned int align, unsigned int phase);
 
-/** Length of the longest run of clear bits below nbits. */
+/** Last set bit below pos, or -1 when there is none. */
+int hpm_bitrun_prev_set(const uint64_t *map, unsigned int pos);
+
+/** Length of the longest run of clear bits below nbits: a few steps per word. */
 unsigned int hpm_bitrun_longest_clear(const uint64_t *map, unsigned int nbits);
 
 /** Number of maximal runs of clear bits below nbits. */

@@ -27,27 +27,44 @@ hpm_gran_shift(unsigned int cls)
 	return gran_classes[cls].shift;
 }
 
-static void
-list_push(struct hpm_gran_class *gc, struct hpm_gran *g)
+/* A page with maxrun free granules in a row lives in bin floor(log2(maxrun)). */
+static unsigned int
+bin_of(unsigned int maxrun)
 {
-	g->prev = NULL;
-	g->next = gc->partial;
-	if (gc->partial != NULL)
-		gc->partial->prev = g;
-	gc->partial = g;
-	g->on_list = 1;
+	return maxrun == 0 ? HPM_GRAN_NO_BIN : rte_fls_u32(maxrun) - 1;
 }
 
 static void
-list_remove(struct hpm_gran_class *gc, struct hpm_gran *g)
+bin_remove(struct hpm_gran_class *gc, struct hpm_gran *g)
 {
 	if (g->prev != NULL)
 		g->prev->next = g->next;
-	else
-		gc->partial = g->next;
+	else if ((gc->bins[g->bin] = g->next) == NULL)
+		gc->binmask &= ~(UINT32_C(1) << g->bin);
 	if (g->next != NULL)
 		g->next->prev = g->prev;
-	g->on_list = 0;
+	g->bin = HPM_GRAN_NO_BIN;
+}
+
+/* Put g in the bin its maxrun says (none when full), if it is not there. */
+static void
+relist(struct hpm_gran_class *gc, struct hpm_gran *g)
+{
+	unsigned int bin = bin_of(g->maxrun);
+
+	if (bin == g->bin)
+		return;
+	if (g->bin != HPM_GRAN_NO_BIN)
+		bin_remove(gc, g);
+	if (bin == HPM_GRAN_NO_BIN)
+		return;
+	g->prev = NULL;
+	g->next = gc->bins[bin];
+	if (g->next != NULL)
+		g->next->prev = g;
+	gc->bins[bin] = g;
+	gc->binmask |= UINT32_C(1) << bin;
+	g->bin = bin;
 }
 
 static struct hpm_gran *
@@ -67,12 +84,14 @@ page_new(struct hpm_arena *a, unsigned int cls)
 	g->ngran = gran_classes[cls].ngran;
 	g->nfree = g->ngran;
 	g->shift = gran_classes[cls].shift;
+	g->maxrun = g->ngran;
 	g->cls = cls;
+	g->bin = HPM_GRAN_NO_BIN;
 	if (u->dirty)
 		hpm_bitrun_set(g->dirty, 0, g->ngran);
 	u->role = gran_classes[cls].role;
 	u->gran = g;
-	list_push(&a->gran[cls], g);
+	relist(&a->gran[cls], g);
 	a->gran[cls].npages++;
 	a->gran[cls].nempty++;
 	return g;
@@ -84,7 +103,7 @@ page_release(struct hpm_arena *a, struct hpm_gran *g)
 	struct hpm_gran_class *gc = &a->gran[g->cls];
 	struct hpm_unit *u = g->unit;
 
-	list_remove(gc, g);
+	bin_remove(gc, g);
 	gc->npages--;
 	gc->nempty--;
 	u->dirty = hpm_bitrun_next_set(g->dirty, 0, g->ngran) != g->ngran;
@@ -104,13 +123,16 @@ update_lowfree(struct hpm_gran *g, unsigned int from)
 int
 hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty)
 {
-	int found = hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
-	unsigned int pos;
+	int found = n > g->maxrun ? -1 : hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
+	unsigned int pos, run;
 
 	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
 	if (found < 0)
 		return -1;
 	pos = found;
+	/* the free run the block is cut from: if it was a longest one, look again */
+	run = hpm_bitrun_next_set(g->used, pos + n, g->ngran) -
+		(unsigned int)(hpm_bitrun_prev_set(g->used, pos) + 1);
 	hpm_bitrun_set(g->used, pos, n);
 	hpm_bitrun_set(g->start, pos, 1);
 	g->state[pos] = HPM_BLK_USER;
@@ -119,27 +141,44 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 	g->nfree -= n;
 	if (pos == g->lowfree)
 		update_lowfree(g, pos + n);
+	if (run == g->maxrun)
+		g->maxrun = hpm_bitrun_longest_clear(g->used, g->ngran);
 	return found;
 }
+
+/* Pages that may not fit (run too short, or misaligned) tried before a page that must. */
+#define UNSURE_PROBES 4
 
 void *
 hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
 	struct hpm_blockinfo *bi)
 {
 	struct hpm_gran_class *gc = &a->gran[cls];
-	struct hpm_gran *g;
-	bool was_empty;
+	/* bins below log2(n) hold no run long enough; from sure_bin up, any page fits */
+	uint32_t bins = gc->binmask & ~((UINT32_C(1) << (rte_fls_u32(n) - 1)) - 1);
+	unsigned int sure_bin = rte_fls_u32(n + align - 2), budget = UNSURE_PROBES;
+	struct hpm_gran *g = NULL;
+	bool was_empty = false;
 	int pos = -1;
 
-	for (g = gc->partial; g != NULL; g = g->next) {
-		if (g->nfree < n)
-			continue;
-		was_empty = g->nfree == g->ngran;
-		pos = hpm_gran_page_take(g, n, align, &bi->dirty);
-		if (pos >= 0)
-			break;
+	while (bins != 0 && pos < 0) {
+		unsigned int bin = rte_bsf32(bins);
+
+		bins &= bins - 1;
+		for (g = gc->bins[bin]; g != NULL; g = g->next) {
+			if (bin < sure_bin && budget-- == 0) {
+				bins &= ~((UINT32_C(1) << sure_bin) - 1);
+				break;
+			}
+			if (g->maxrun < n)
+				continue;
+			was_empty = g->nfree == g->ngran;
+			pos = hpm_gran_page_take(g, n, align, &bi->dirty);
+			if (pos >= 0)
+				break;
+		}
 	}
-	if (g == NULL) {
+	if (pos < 0) {
 		g = page_new(a, cls);
 		if (g == NULL)
 			return NULL;
@@ -150,8 +189,7 @@ hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned i
 	}
 	if (was_empty)
 		gc->nempty--;
-	if (g->nfree == 0)
-		list_remove(gc, g);
+	relist(gc, g);
 	bi->bytes = (size_t)n << g->shift;
 	return g->unit->va + ((size_t)pos << g->shift);
 }
@@ -162,7 +200,8 @@ hpm_gran_release_spares(struct hpm_arena *a)
 	unsigned int cls;
 
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
-		struct hpm_gran *g = a->gran[cls].partial, *next;
+		/* empty pages are in the top bin, with nothing else */
+		struct hpm_gran *g = a->gran[cls].bins[bin_of(gran_classes[cls].ngran)], *next;
 
 		for (; g != NULL && a->gran[cls].nempty > 0; g = next) {
 			next = g->next;
@@ -180,7 +219,8 @@ hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, uint8_
 	unsigned int taken = 0;
 
 	while (taken < n) {
-		struct hpm_gran *g = gc->partial;
+		/* the page with the fewest free granules in a row: fuller pages first */
+		struct hpm_gran *g = gc->binmask != 0 ? gc->bins[rte_bsf32(gc->binmask)] : NULL;
 		unsigned int w;
 
 		if (g == NULL) {
@@ -212,8 +252,8 @@ hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, uint8_
 			g->nfree -= __builtin_popcountll(grab);
 		}
 		update_lowfree(g, g->lowfree);
-		if (g->nfree == 0)
-			list_remove(gc, g);
+		g->maxrun = hpm_bitrun_longest_clear(g->used, g->ngran);
+		relist(gc, g);
 	}
 	return taken;
 }
@@ -248,6 +288,16 @@ run_length(const struct hpm_gran *g, unsigned int pos)
 	return next_start - pos;
 }
 
+/* Granules [pos, pos + n) were freed: the free run they joined may be the longest. */
+static void
+gained(struct hpm_gran *g, unsigned int pos, unsigned int n)
+{
+	unsigned int run = hpm_bitrun_next_set(g->used, pos + n, g->ngran) -
+		(unsigned int)(hpm_bitrun_prev_set(g->used, pos) + 1);
+
+	g->maxrun = RTE_MAX(g->maxrun, run);
+}
+
 unsigned int
 hpm_gran_page_give(struct hpm_gran *g, unsigned int pos)
 {
@@ -259,6 +309,7 @@ hpm_gran_page_give(struct hpm_gran *g, unsigned int pos)
 	g->nfree += n;
 	if (pos < g->lowfree)
 		g->lowfree = pos;
+	gained(g, pos, n);
 	return n;
 }
 
@@ -268,8 +319,7 @@ page_gained(struct hpm_arena *a, struct hpm_gran *g)
 {
 	struct hpm_gran_class *gc = &a->gran[g->cls];
 
-	if (!g->on_list)
-		list_push(gc, g);
+	relist(gc, g);
 	if (g->nfree == g->ngran && ++gc->nempty > 1)
 		page_release(a, g);
 }
@@ -301,7 +351,7 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 {
 	struct hpm_gran *g = u->gran;
 	int pos = run_start(u, p, HELD_BY_USER);
-	unsigned int old, end;
+	unsigned int old, end, run;
 
 	/* a page of single granules holds no longer runs */
 	if (pos < 0 || (g->cls >= HPM_GRAN_4K1 && n != 1))
@@ -316,19 +366,23 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 			g->nfree += old - n;
 			if (pos + n < g->lowfree)
 				g->lowfree = pos + n;
+			gained(g, pos + n, old - n);
 			page_gained(a, g);
 		}
 		return 0;
 	}
 	if (pos + n > g->ngran || hpm_bitrun_next_set(g->used, end, pos + n) != pos + n)
 		return -1;
+	/* the free run after the block shrinks: if it was a longest one, look again */
+	run = hpm_bitrun_next_set(g->used, end, g->ngran) - end;
 	hpm_bitrun_set(g->used, end, n - old);
 	hpm_bitrun_set(g->dirty, end, n - old);
 	g->nfree -= n - old;
 	if (g->lowfree == end)
 		update_lowfree(g, pos + n);
-	if (g->nfree == 0)
-		list_remove(&a->gran[g->cls], g);
+	if (run == g->maxrun)
+		g->maxrun = hpm_bitrun_longest_clear(g->used, g->ngran);
+	relist(&a->gran[g->cls], g);
 	bi->bytes = (size_t)n << g->shift;
 	return 0;
 }
@@ -349,8 +403,7 @@ hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *lon
 				continue;
 			g = u->gran;
 			*count += hpm_bitrun_count_clear_runs(g->used, g->ngran);
-			*longest = RTE_MAX(*longest,
-				(size_t)hpm_bitrun_longest_clear(g->used, g->ngran) << g->shift);
+			*longest = RTE_MAX(*longest, (size_t)g->maxrun << g->shift);
 			*bytes += (size_t)g->nfree << g->shift;
 		}
 }
@@ -362,6 +415,7 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 	const struct hpm_gran *g = u->gran;
 	unsigned int bad = 0, i, nfree = 0;
 	int first_free = hpm_bitrun_next_clear(g->used, g->ngran, 0);
+	unsigned int longest = hpm_bitrun_longest_clear(g->used, g->ngran);
 	const struct hpm_gran *l;
 	bool listed = false;
 
@@ -395,11 +449,18 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 			g->nfree, nfree, g->lowfree, first_free);
 		bad++;
 	}
-	for (l = a->gran[g->cls].partial; l != NULL; l = l->next)
-		if (l == g)
-			listed = true;
-	if (listed != (g->nfree > 0) || listed != (bool)g->on_list || g->unit != u) {
-		HPM_LOG(ERR, "check: granule page %p: listed %d nfree %u", u->va, listed, g->nfree);
+	if (g->maxrun != longest) {
+		HPM_LOG(ERR, "check: granule page %p: maxrun %u, longest free run %u", u->va,
+			g->maxrun, longest);
+		bad++;
+	}
+	if (g->bin != HPM_GRAN_NO_BIN)
+		for (l = a->gran[g->cls].bins[g->bin]; l != NULL; l = l->next)
+			if (l == g)
+				listed = true;
+	if (listed != (g->nfree > 0) || g->bin != bin_of(longest) || g->unit != u) {
+		HPM_LOG(ERR, "check: granule page %p: listed %d in bin %u, nfree %u", u->va, listed,
+			g->bin, g->nfree);
 		bad++;
 	}
 	return bad;
@@ -421,12 +482,22 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 			empty[u->gran->cls] += u->gran->nfree == u->gran->ngran;
 			bad += check_page(a, u, live_bytes, live_count);
 		}
-	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++)
+	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
+		unsigned int bin;
+
+		for (bin = 0; bin < HPM_GRAN_NBIN; bin++)
+			if ((a->gran[cls].bins[bin] != NULL) !=
+				!!(a->gran[cls].binmask & (UINT32_C(1) << bin))) {
+				HPM_LOG(ERR, "check: granule class %u: bin %u and its mask bit disagree",
+					cls, bin);
+				bad++;
+			}
 		if (pages[cls] != a->gran[cls].npages || empty[cls] != a->gran[cls].nempty ||
 			empty[cls] > 1) {
 			HPM_LOG(ERR, "check: granule class %u: %u/%u pages, %u/%u empty", cls,
 				pages[cls], a->gran[cls].npages, empty[cls], a->gran[cls].nempty);
 			bad++;
 		}
+	}
 	return bad;
 }

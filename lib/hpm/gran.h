@@ -33,6 +33,10 @@ enum hpm_gran_class_id {
 
 #define HPM_GRAN_MAX 512u
 #define HPM_GRAN_WORDS (HPM_GRAN_MAX / 64)
+/** Bins of pages by floor(log2(longest free run)): 1 to 512 granules. */
+#define HPM_GRAN_NBIN 10u
+/** A full page is in no bin. */
+#define HPM_GRAN_NO_BIN 0xff
 
 struct hpm_gran {
 	uint64_t used[HPM_GRAN_WORDS];
@@ -46,15 +50,20 @@ struct hpm_gran {
 	uint16_t ngran;
 	uint16_t nfree;
 	uint16_t lowfree;
+	/** Longest run of free granules. */
+	uint16_t maxrun;
 	uint8_t shift;
-	uint8_t on_list;
+	/** Bin the page is listed in, or HPM_GRAN_NO_BIN. */
+	uint8_t bin;
 	uint8_t cls;
 };
 
 /** Pages of one granule size in an arena. */
 struct hpm_gran_class {
-	/** Pages with at least one free granule. */
-	struct hpm_gran *partial;
+	/** Pages with at least one free granule, by floor(log2(maxrun)). */
+	struct hpm_gran *bins[HPM_GRAN_NBIN];
+	/** Bit b set when bins[b] is not empty. */
+	uint32_t binmask;
 	uint32_t npages;
 	/** Pages with every granule free; one is kept, more go back to the chunk. */
 	uint32_t nempty;
@@ -76,11 +85,15 @@ hpm_gran_state(const struct hpm_unit *u, const void *p)
 /**
  * Take the lowest run of n free granules whose index is a multiple of align
  * in page g; *dirty says whether any of them was handed out before. Returns
- * the run's index, or -1. The page alone: no lists, no lock.
+ * the run's index, or -1. The page alone (its counts and maxrun): no lists,
+ * no lock.
  */
 int hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty);
 
-/** Free the run that starts at index pos of page g (a live run's start); its length. */
+/**
+ * Free the run that starts at index pos of page g (a live run's start); its
+ * length. The page alone, as hpm_gran_page_take().
+ */
 unsigned int hpm_gran_page_give(struct hpm_gran *g, unsigned int pos);
 
 /** log2 of the granule size of a class. */
