@@ -174,8 +174,7 @@ table_scans_match(const uint64_t *map, const struct model *m, unsigned int pos)
 	}
 	got_longest = hpm_bitrun_longest_clear(map, m->ngran);
 	got_prev = hpm_bitrun_prev_set(map, pos);
-	CHECK(got_longest == longest, "table: longest free run %u, model %u", got_longest,
-		longest);
+	CHECK(got_longest == longest, "table: longest free run %u, model %u", got_longest, longest);
 	CHECK(got_prev == prev, "table: last used before %u is %d, model %d", pos, got_prev, prev);
 	/* a map that ends inside a word */
 	nbits = 1 + pos % 500;

@@ -123,7 +123,8 @@ update_lowfree(struct hpm_gran *g, unsigned int from)
 int
 hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty)
 {
-	int found = n > g->maxrun ? -1 : hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
+	int found =
+		n > g->maxrun ? -1 : hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
 	unsigned int pos, run;
 
 	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
@@ -488,7 +489,8 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 		for (bin = 0; bin < HPM_GRAN_NBIN; bin++)
 			if ((a->gran[cls].bins[bin] != NULL) !=
 				!!(a->gran[cls].binmask & (UINT32_C(1) << bin))) {
-				HPM_LOG(ERR, "check: granule class %u: bin %u and its mask bit disagree",
+				HPM_LOG(ERR,
+					"check: granule class %u: bin %u and its mask bit disagree",
 					cls, bin);
 				bad++;
 			}
