@@ -22,6 +22,7 @@
 #include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_pause.h>
 #include <rte_ring.h>
 
 #include "hpm_malloc.h"
@@ -374,6 +375,88 @@ bulk_dry(size_t size, unsigned int align)
 	free(objs);
 }
 
+/*
+ * Two lcores never write state bytes on one cache line: their 4 KiB granules
+ * come from pages of their own, and their 2 KiB heap blocks from batches
+ * that start on lines of state bytes of their own (one byte per 64 bytes of
+ * payload: 4 KiB per line). The lcores take batches in turn; their blocks
+ * are compared.
+ */
+#define APART_N 64
+
+static void *apart_4k[2][APART_N], *apart_2k[2][APART_N];
+/* even: the worker takes its next eighth of blocks; odd: the main lcore */
+static uint32_t apart_turn;
+
+static void
+apart_take(int who)
+{
+	unsigned int i;
+
+	for (i = 0; i < APART_N; i++) {
+		if (i % (APART_N / 8) == 0)
+			rte_wait_until_equal_32(&apart_turn, 2 * (i / (APART_N / 8)) + who,
+				__ATOMIC_ACQUIRE);
+		apart_4k[who][i] = hpm_malloc(NULL, 4096, 4096);
+		apart_2k[who][i] = hpm_malloc(NULL, 2048, 0);
+		CHECK(apart_4k[who][i] != NULL && apart_2k[who][i] != NULL, "apart: block %u", i);
+		if (i % (APART_N / 8) == APART_N / 8 - 1)
+			__atomic_store_n(&apart_turn, apart_turn + 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void
+apart_give(int who)
+{
+	unsigned int i;
+
+	for (i = 0; i < APART_N; i++) {
+		hpm_free(apart_4k[who][i]);
+		hpm_free(apart_2k[who][i]);
+	}
+	hpm_cache_flush();
+}
+
+static int
+apart_worker(void *arg)
+{
+	RTE_SET_USED(arg);
+	apart_take(0);
+	/* the main lcore compares, then frees its blocks; then these */
+	rte_wait_until_equal_32(&apart_turn, 100, __ATOMIC_ACQUIRE);
+	apart_give(0);
+	return 0;
+}
+
+static void
+lcores_apart(void)
+{
+	struct rte_malloc_socket_stats before, after;
+	unsigned int i, j, shared_pages = 0, shared_lines = 0;
+
+	CHECK(hpm_malloc_get_socket_stats(0, &before) == 0, "stats");
+	rte_eal_remote_launch(apart_worker, NULL, worker_lcore);
+	apart_take(1);
+	for (i = 0; i < APART_N; i++)
+		for (j = 0; j < APART_N; j++) {
+			shared_pages +=
+				(uintptr_t)apart_4k[0][i] >> 21 == (uintptr_t)apart_4k[1][j] >> 21;
+			shared_lines +=
+				(uintptr_t)apart_2k[0][i] >> 12 == (uintptr_t)apart_2k[1][j] >> 12;
+		}
+	CHECK(shared_pages == 0, "apart: %u pairs of 4 KiB granules of two lcores on one page",
+		shared_pages);
+	CHECK(shared_lines == 0, "apart: %u pairs of 2 KiB blocks of two lcores on one line",
+		shared_lines);
+	CHECK(hpm_heap_check() == 0, "apart: heap check");
+	apart_give(1);
+	__atomic_store_n(&apart_turn, 100, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(worker_lcore);
+	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
+	CHECK(after.alloc_count == before.alloc_count, "apart: %u blocks left (before %u)",
+		after.alloc_count, before.alloc_count);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -400,6 +483,7 @@ main(int argc, char **argv)
 	/* no chunk goes back to the source: what fits when dry stays what fits */
 	cfg.retain_size = 64 * 1024 * MIB;
 	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	lcores_apart();
 	stress(seconds);
 	registered_thread();
 	bulk_dry(4096, 4096);

@@ -9,6 +9,7 @@
 
 #include "block.h"
 #include "debug.h"
+#include "lcore_cache.h"
 #include "hpm_malloc.h"
 #include "log.h"
 #include "state.h"
@@ -109,6 +110,7 @@ hpm_debug_attach(void)
 {
 	table = hpm_state->debug_table;
 	hpm_debug_on = table != NULL;
+	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE); /* no caches in debug mode */
 }
 
 int
@@ -126,6 +128,7 @@ hpm_debug_init(struct hpm_state *st, const struct hpm_source_ops *src)
 	table->capacity = capacity;
 	st->debug_table = table;
 	hpm_debug_on = true;
+	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	HPM_LOG(NOTICE, "debug mode: canaries, poison on free, leak records, checks");
 	return 0;
 }
@@ -135,6 +138,7 @@ hpm_debug_fini(void)
 {
 	hpm_debug_on = false;
 	table = NULL;
+	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 }
 
 static bool

@@ -104,6 +104,8 @@ page_release(struct hpm_arena *a, struct hpm_gran *g)
 	struct hpm_unit *u = g->unit;
 
 	bin_remove(gc, g);
+	if (g->owner != 0)
+		gc->own[g->owner - 1] = NULL;
 	gc->npages--;
 	gc->nempty--;
 	u->dirty = hpm_bitrun_next_set(g->dirty, 0, g->ngran) != g->ngran;
@@ -212,23 +214,59 @@ hpm_gran_release_spares(struct hpm_arena *a)
 	}
 }
 
+/*
+ * The page the cache of lcore takes single granules from: its own while it
+ * has free ones, else the fullest page no other lcore owns, else a new page,
+ * else any page (memory is short: sharing a line is better than failing).
+ */
+static struct hpm_gran *
+singles_page(struct hpm_arena *a, unsigned int cls, unsigned int lcore)
+{
+	struct hpm_gran_class *gc = &a->gran[cls];
+	unsigned int probes = 0;
+	struct hpm_gran *g;
+	uint32_t mask;
+
+	if (lcore >= RTE_MAX_LCORE) {
+		g = gc->binmask != 0 ? gc->bins[rte_bsf32(gc->binmask)] : NULL;
+		return g != NULL ? g : page_new(a, cls);
+	}
+	g = gc->own[lcore];
+	if (g != NULL && g->nfree > 0)
+		return g;
+	/* fuller pages first; a bounded look past pages other lcores own */
+	for (mask = gc->binmask; mask != 0 && probes < 16; mask &= mask - 1)
+		for (g = gc->bins[rte_bsf32(mask)]; g != NULL && probes < 16; g = g->next, probes++)
+			if (g->owner == 0)
+				goto claim;
+	g = page_new(a, cls);
+	if (g == NULL && gc->binmask != 0)
+		g = gc->bins[rte_bsf32(gc->binmask)];
+	if (g == NULL)
+		return NULL;
+claim:
+	if (gc->own[lcore] != NULL)
+		gc->own[lcore]->owner = 0;
+	if (g->owner != 0)
+		gc->own[g->owner - 1] = NULL;
+	g->owner = lcore + 1;
+	gc->own[lcore] = g;
+	return g;
+}
+
 unsigned int
-hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, uint8_t **states,
-	unsigned int n)
+hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, unsigned int lcore, void **objs,
+	uint8_t **states, unsigned int n)
 {
 	struct hpm_gran_class *gc = &a->gran[cls];
 	unsigned int taken = 0;
 
 	while (taken < n) {
-		/* the page with the fewest free granules in a row: fuller pages first */
-		struct hpm_gran *g = gc->binmask != 0 ? gc->bins[rte_bsf32(gc->binmask)] : NULL;
+		struct hpm_gran *g = singles_page(a, cls, lcore);
 		unsigned int w;
 
-		if (g == NULL) {
-			g = page_new(a, cls);
-			if (g == NULL)
-				break;
-		}
+		if (g == NULL)
+			break;
 		if (g->nfree == g->ngran)
 			gc->nempty--;
 		/* a word of free granules at a time: no search per granule */
@@ -257,6 +295,23 @@ hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs, uint8_
 		relist(gc, g);
 	}
 	return taken;
+}
+
+void
+hpm_gran_disown(struct hpm_arena *a, unsigned int lcore)
+{
+	unsigned int cls;
+
+	if (lcore >= RTE_MAX_LCORE)
+		return;
+	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
+		struct hpm_gran_class *gc = &a->gran[cls];
+
+		if (gc->own[lcore] != NULL) {
+			gc->own[lcore]->owner = 0;
+			gc->own[lcore] = NULL;
+		}
+	}
 }
 
 /* Position of the run at p if its state is in want (a mask of 1 << state), or -1. */
@@ -459,6 +514,10 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 		for (l = a->gran[g->cls].bins[g->bin]; l != NULL; l = l->next)
 			if (l == g)
 				listed = true;
+	if (g->owner != 0 && (g->owner > RTE_MAX_LCORE || a->gran[g->cls].own[g->owner - 1] != g)) {
+		HPM_LOG(ERR, "check: granule page %p: owner %u does not list it", u->va, g->owner);
+		bad++;
+	}
 	if (listed != (g->nfree > 0) || g->bin != bin_of(longest) || g->unit != u) {
 		HPM_LOG(ERR, "check: granule page %p: listed %d in bin %u, nfree %u", u->va, listed,
 			g->bin, g->nfree);
@@ -485,6 +544,14 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 		}
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		unsigned int bin;
+
+		for (i = 0; i < RTE_MAX_LCORE; i++)
+			if (a->gran[cls].own[i] != NULL && a->gran[cls].own[i]->owner != i + 1) {
+				HPM_LOG(ERR,
+					"check: granule class %u: lcore %u owns a page it does not",
+					cls, i);
+				bad++;
+			}
 
 		for (bin = 0; bin < HPM_GRAN_NBIN; bin++)
 			if ((a->gran[cls].bins[bin] != NULL) !=

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_config.h>
+
 #include "unit.h"
 
 /*
@@ -56,6 +58,8 @@ struct hpm_gran {
 	/** Bin the page is listed in, or HPM_GRAN_NO_BIN. */
 	uint8_t bin;
 	uint8_t cls;
+	/** lcore + 1 of the cache taking single granules from this page, 0 if none. */
+	uint16_t owner;
 };
 
 /** Pages of one granule size in an arena. */
@@ -67,6 +71,8 @@ struct hpm_gran_class {
 	uint32_t npages;
 	/** Pages with every granule free; one is kept, more go back to the chunk. */
 	uint32_t nempty;
+	/** The page each lcore's cache takes single granules from (owner says so). */
+	struct hpm_gran *own[RTE_MAX_LCORE];
 };
 
 struct hpm_arena;
@@ -108,11 +114,17 @@ void *hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsi
 
 /**
  * Take up to n single granules of class cls (HPM_GRAN_4K1 or HPM_GRAN_64K1)
- * for a per-lcore cache into objs, their state bytes (HPM_BLK_CACHED) into
- * states, whole words of a page at a time; the number taken. Arena lock held.
+ * for the cache of lcore (or LCORE_ID_ANY) into objs, their state bytes
+ * (HPM_BLK_CACHED) into states, whole words of a page at a time; the number
+ * taken. An lcore takes from a page of its own while it can: the fast path
+ * writes the state bytes of its blocks, and two lcores writing bytes of one
+ * line would share it. Arena lock held.
  */
-unsigned int hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, void **objs,
-	uint8_t **states, unsigned int n);
+unsigned int hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, unsigned int lcore,
+	void **objs, uint8_t **states, unsigned int n);
+
+/** The caches of lcore give up the pages they own. Arena lock held. */
+void hpm_gran_disown(struct hpm_arena *a, unsigned int lcore);
 
 /** Free the run at p (a user's or a cache's); -EINVAL if p is not one. Arena lock held. */
 int hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes);

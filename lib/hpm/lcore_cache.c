@@ -7,12 +7,14 @@
 #include <rte_lcore.h>
 
 #include "arena.h"
+#include "debug.h"
 #include "lcore_cache.h"
 #include "log.h"
 #include "state.h"
 
 HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 uint64_t hpm_cache_gen = 1;
+struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
 
 static void *lcore_cb_handle;
 
@@ -112,7 +114,7 @@ hpm_cache_bind(void)
 		return NULL;
 	lcore = rte_lcore_id();
 	if (lcore < RTE_MAX_LCORE && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) &&
-		hpm_state->cfg.cache_max != 0) {
+		hpm_state->cfg.cache_max != 0 && !hpm_debug_on) {
 		hpm_lock(&hpm_state->cache_lock);
 		c = hpm_state->caches[lcore];
 		if (c == NULL) {
@@ -124,14 +126,15 @@ hpm_cache_bind(void)
 		}
 		hpm_unlock(&hpm_state->cache_lock);
 	}
-	t->cache = c;
+	t->cache = c != NULL ? c : &hpm_cache_none;
 	t->gen = hpm_cache_gen;
 	return c;
 }
 
 /* Blocks of a class from the arena into objs; the number got. Lock held. */
 static unsigned int
-fill_locked(struct hpm_arena *a, unsigned int cls, struct hpm_cache_stack *cc, unsigned int n)
+fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hpm_cache_stack *cc,
+	unsigned int n)
 {
 	struct hpm_cache_obj *objs;
 	void *ptrs[HPM_CACHE_CAP];
@@ -139,9 +142,9 @@ fill_locked(struct hpm_arena *a, unsigned int cls, struct hpm_cache_stack *cc, u
 	unsigned int got = 0, k, i;
 
 	if (cls == HPM_CACHE_C4K) {
-		got = hpm_gran_take_singles(a, HPM_GRAN_4K1, ptrs, states, n);
+		got = hpm_gran_take_singles(a, HPM_GRAN_4K1, lcore, ptrs, states, n);
 	} else if (cls == HPM_CACHE_C64K) {
-		got = hpm_gran_take_singles(a, HPM_GRAN_64K1, ptrs, states, n);
+		got = hpm_gran_take_singles(a, HPM_GRAN_64K1, lcore, ptrs, states, n);
 	} else {
 		do {
 			k = hpm_heap_carve(a, hpm_cache_class_bytes(cls), ptrs + got, states + got,
@@ -173,7 +176,7 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	if (want < cc->batch)
 		want = cc->batch;
 	want = RTE_MIN(want, HPM_CACHE_CAP - cc->len);
-	n = fill_locked(a, cls, cc, want);
+	n = fill_locked(a, c->lcore, cls, cc, want);
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
 	a->alloc_count += n;
 	hpm_arena_unlock(a);
@@ -233,6 +236,7 @@ flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
 		if (c->cls[i].len != 0)
 			flush_locked(a, &c->cls[i], c->cls[i].len);
 	}
+	hpm_gran_disown(a, c->lcore);
 }
 
 void

@@ -96,8 +96,16 @@ struct hpm_cache_tls {
 #define HPM_TLS __thread __attribute__((tls_model("initial-exec")))
 
 extern HPM_TLS struct hpm_cache_tls hpm_cache_tls;
-/** Changes at every hpm_init() and hpm_fini(): bindings of an older state are void. */
+/**
+ * Changes at every hpm_init() and hpm_fini() and when debug mode changes:
+ * bindings of an older state are void. Never 0, what a new thread has.
+ */
 extern uint64_t hpm_cache_gen;
+/**
+ * What a thread without a cache is bound to: every stack empty and full,
+ * socket -1, so that the fast paths miss without testing for NULL.
+ */
+extern struct hpm_lcore_cache hpm_cache_none;
 
 /*
  * Fields of a stack that other threads read (statistics) or write (drain
@@ -135,14 +143,18 @@ hpm_blk_state_set(uint8_t *state, uint8_t value)
 	__atomic_store_n(state, value, __ATOMIC_RELAXED);
 }
 
-/** Bind the calling thread to its lcore's cache; NULL for threads without one. */
+/**
+ * Bind the calling thread to its lcore's cache (to hpm_cache_none when it
+ * has none, or in debug mode); the cache, or NULL for none.
+ */
 struct hpm_lcore_cache *hpm_cache_bind(void);
 
+/** The calling thread's cache, or NULL. */
 static __rte_always_inline struct hpm_lcore_cache *
 hpm_cache_get(void)
 {
 	if (likely(hpm_cache_tls.gen == hpm_cache_gen))
-		return hpm_cache_tls.cache;
+		return hpm_cache_tls.cache != &hpm_cache_none ? hpm_cache_tls.cache : NULL;
 	return hpm_cache_bind();
 }
 

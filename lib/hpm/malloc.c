@@ -215,11 +215,16 @@ cache_of_thread(void)
 
 /* Everything the fast path does not do: binding, refills, other sockets, no class. */
 static __rte_noinline void *
-alloc_miss(size_t size, unsigned int align, int socket, unsigned int flags)
+alloc_miss(const char *type, size_t size, unsigned int align, int socket, unsigned int flags)
 {
-	struct hpm_lcore_cache *c = cache_of_thread();
+	struct hpm_lcore_cache *c;
 	void *p;
 	int cls;
+
+	/* debug mode binds every thread to no cache: every call comes here */
+	if (unlikely(hpm_debug_on))
+		return hpm_debug_alloc(type, size, align, socket, flags);
+	c = cache_of_thread();
 
 	if (c != NULL && (align & (align - 1)) == 0 &&
 		(socket == SOCKET_ID_ANY || socket == c->socket) &&
@@ -240,7 +245,7 @@ alloc_miss(size_t size, unsigned int align, int socket, unsigned int flags)
  * the cache cannot serve at once goes to alloc_miss().
  */
 static __rte_always_inline void *
-alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
+alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsigned int flags)
 {
 	struct hpm_cache_tls *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = t->cache;
@@ -250,16 +255,16 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 	int cls;
 
 	HPM_POISON_SYNC();
-	if (unlikely(t->gen != hpm_cache_gen || c == NULL || (align & (align - 1)) != 0 ||
+	if (unlikely(t->gen != hpm_cache_gen || (align & (align - 1)) != 0 ||
 		    (socket != SOCKET_ID_ANY && socket != c->socket)))
-		return alloc_miss(size, align, socket, flags);
+		return alloc_miss(type, size, align, socket, flags);
 	cls = hpm_cache_class(size, align);
 	if (unlikely(cls < 0))
-		return alloc_miss(size, align, socket, flags);
+		return alloc_miss(type, size, align, socket, flags);
 	cc = &c->cls[cls];
 	len = cc->len;
 	if (unlikely(len == 0 || hpm_cache_drain_asked(cc)))
-		return alloc_miss(size, align, socket, flags);
+		return alloc_miss(type, size, align, socket, flags);
 	o = &cc->objs[--len];
 	hpm_cache_set_len(cc, len);
 	hpm_blk_state_set(o->state, HPM_BLK_USER);
@@ -273,33 +278,25 @@ alloc_fast(size_t size, unsigned int align, int socket, unsigned int flags)
 void *
 hpm_malloc_socket(const char *type, size_t size, unsigned int align, int socket)
 {
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, socket, 0);
-	return alloc_fast(size, align, socket, 0);
+	return alloc_fast(type, size, align, socket, 0);
 }
 
 void *
 hpm_malloc(const char *type, size_t size, unsigned int align)
 {
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, SOCKET_ID_ANY, 0);
-	return alloc_fast(size, align, SOCKET_ID_ANY, 0);
+	return alloc_fast(type, size, align, SOCKET_ID_ANY, 0);
 }
 
 void *
 hpm_zmalloc_socket(const char *type, size_t size, unsigned int align, int socket)
 {
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, socket, ALLOC_F_ZERO);
-	return alloc_fast(size, align, socket, ALLOC_F_ZERO);
+	return alloc_fast(type, size, align, socket, ALLOC_F_ZERO);
 }
 
 void *
 hpm_zmalloc(const char *type, size_t size, unsigned int align)
 {
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, SOCKET_ID_ANY, ALLOC_F_ZERO);
-	return alloc_fast(size, align, SOCKET_ID_ANY, ALLOC_F_ZERO);
+	return alloc_fast(type, size, align, SOCKET_ID_ANY, ALLOC_F_ZERO);
 }
 
 void *
@@ -311,9 +308,7 @@ hpm_calloc_socket(const char *type, size_t num, size_t size, unsigned int align,
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, total, align, socket, ALLOC_F_ZERO);
-	return alloc_fast(total, align, socket, ALLOC_F_ZERO);
+	return alloc_fast(type, total, align, socket, ALLOC_F_ZERO);
 }
 
 void *
@@ -354,9 +349,16 @@ free_slow(void *ptr, struct hpm_unit *u)
 static __rte_noinline void
 free_miss(void *ptr, struct hpm_unit *u)
 {
-	struct hpm_lcore_cache *c = u != NULL ? cache_of_thread() : NULL;
+	struct hpm_lcore_cache *c;
 	uint8_t *state;
 	int cls;
+
+	if (unlikely(hpm_debug_on)) {
+		if (!hpm_debug_free(ptr))
+			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
+		return;
+	}
+	c = u != NULL ? cache_of_thread() : NULL;
 
 	if (c != NULL && u->socket == c->socket &&
 		(cls = hpm_cache_class_of(u, ptr, &state)) >= 0) {
@@ -381,7 +383,7 @@ free_fast(void *ptr)
 
 	HPM_POISON_SYNC();
 	/* never into a foreign socket's cache */
-	if (unlikely(u == NULL || t->gen != hpm_cache_gen || c == NULL || u->socket != c->socket))
+	if (unlikely(u == NULL || t->gen != hpm_cache_gen || u->socket != c->socket))
 		return free_miss(ptr, u);
 	/* a block the caller holds, or the locked path says what is wrong */
 	cls = hpm_cache_class_of(u, ptr, &state);
@@ -409,11 +411,6 @@ hpm_free(void *ptr)
 {
 	if (ptr == NULL)
 		return;
-	if (unlikely(hpm_debug_on)) {
-		if (!hpm_debug_free(ptr))
-			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
-		return;
-	}
 	free_fast(ptr);
 }
 
@@ -515,7 +512,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		hpm_block_open(ptr, old_usable);
 	}
 	hpm_arena_unlock(a);
-	p = alloc_fast(size, align, socket, 0);
+	p = alloc_fast(NULL, size, align, socket, 0);
 	if (p == NULL)
 		return NULL;
 	/* what the block held beyond its size is copied too: open it to checkers */
@@ -692,7 +689,7 @@ hpm_free_bulk(void *const *objs, unsigned int n)
 			i++;
 			continue;
 		}
-		k = t->gen == hpm_cache_gen && t->cache != NULL
+		k = t->gen == hpm_cache_gen && t->cache != &hpm_cache_none
 			? free_run(t->cache, objs + i, n - i)
 			: 0;
 		if (k == 0) {
