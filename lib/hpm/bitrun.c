@@ -99,17 +99,21 @@ hpm_bitrun_prev_set(const uint64_t *map, unsigned int pos)
 	return (int)(w * HPM_WORD_BITS + 63 - __builtin_clzll(used_bits));
 }
 
-/* Longest run of set bits in x: each step shortens every run by one. */
+/* Longest run of set bits in x: one step per run, not per bit of the longest. */
 static unsigned int
 longest_ones(uint64_t x)
 {
-	unsigned int k = 0;
+	unsigned int best = 0, len;
 
 	while (x != 0) {
-		x &= x >> 1;
-		k++;
+		x >>= __builtin_ctzll(x);
+		len = ~x == 0 ? HPM_WORD_BITS : (unsigned int)__builtin_ctzll(~x);
+		best = RTE_MAX(best, len);
+		if (len == HPM_WORD_BITS)
+			break;
+		x >>= len;
 	}
-	return k;
+	return best;
 }
 
 unsigned int

@@ -82,8 +82,11 @@ hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p)
 		return -EALREADY;
 	if (state != NULL && *state != HPM_BLK_USER)
 		return -EINVAL;
+#ifdef HPM_CHECKER
+	/* a memory checker's view only: no lookup of the size otherwise */
 	if (hpm_block_usable(u, p) != 0)
 		hpm_block_close(u, p, hpm_block_usable(u, p));
+#endif
 	switch (u->role) {
 	case HPM_UNIT_SPAN:
 		rc = hpm_heap_free(a, u, p, &bytes);

@@ -127,15 +127,16 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 {
 	int found =
 		n > g->maxrun ? -1 : hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
-	unsigned int pos, run;
+	unsigned int pos, run, first, end;
 
 	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
 	if (found < 0)
 		return -1;
 	pos = found;
-	/* the free run the block is cut from: if it was a longest one, look again */
-	run = hpm_bitrun_next_set(g->used, pos + n, g->ngran) -
-		(unsigned int)(hpm_bitrun_prev_set(g->used, pos) + 1);
+	/* the free run [first, end) the block is cut from: if it was a longest one, look again */
+	first = hpm_bitrun_prev_set(g->used, pos) + 1;
+	end = hpm_bitrun_next_set(g->used, pos + n, g->ngran);
+	run = end - first;
 	hpm_bitrun_set(g->used, pos, n);
 	hpm_bitrun_set(g->start, pos, 1);
 	g->state[pos] = HPM_BLK_USER;
@@ -144,8 +145,10 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 	g->nfree -= n;
 	if (pos == g->lowfree)
 		update_lowfree(g, pos + n);
+	/* the only free run (an empty page): what is left of it, no scan */
 	if (run == g->maxrun)
-		g->maxrun = hpm_bitrun_longest_clear(g->used, g->ngran);
+		g->maxrun = run == g->nfree + n ? RTE_MAX(pos - first, end - pos - n)
+						: hpm_bitrun_longest_clear(g->used, g->ngran);
 	return found;
 }
 
@@ -336,12 +339,12 @@ run_start(const struct hpm_unit *u, const void *p, unsigned int want)
 static unsigned int
 run_length(const struct hpm_gran *g, unsigned int pos)
 {
-	unsigned int next_start = hpm_bitrun_next_set(g->start, pos + 1, g->ngran);
 	int next_free = hpm_bitrun_next_clear(g->used, g->ngran, pos + 1);
 
-	if (next_free >= 0 && (unsigned int)next_free < next_start)
-		return next_free - pos;
-	return next_start - pos;
+	/* the next start, looked for only up to the next free granule */
+	return hpm_bitrun_next_set(g->start, pos + 1,
+		       next_free < 0 ? g->ngran : (unsigned int)next_free) -
+		pos;
 }
 
 /* Granules [pos, pos + n) were freed: the free run they joined may be the longest. */
