@@ -78,28 +78,6 @@ pick(uint64_t *rs, size_t *align)
 	return 2 * MIB + test_rand(rs) % MIB; /* units */
 }
 
-static void
-fill(uint8_t *p, size_t size)
-{
-	uint64_t v = (uintptr_t)p ^ size;
-	size_t i, step = size <= 4096 ? 8 : 512;
-
-	for (i = 0; i + 8 <= size; i += step)
-		*(uint64_t *)(p + i) = v + i;
-}
-
-static bool
-intact(const uint8_t *p, size_t size)
-{
-	uint64_t v = (uintptr_t)p ^ size;
-	size_t i, step = size <= 4096 ? 8 : 512;
-
-	for (i = 0; i + 8 <= size; i += step)
-		if (*(const uint64_t *)(p + i) != v + i)
-			return false;
-	return true;
-}
-
 static struct msg *
 make(uint64_t *rs, struct counters *c)
 {
@@ -118,7 +96,7 @@ make(uint64_t *rs, struct counters *c)
 	}
 	if (align != 0 && ((uintptr_t)m->p & (align - 1)) != 0)
 		c->bad++;
-	fill(m->p, size);
+	test_fill(m->p, size);
 	c->allocs++;
 	return m;
 }
@@ -126,7 +104,7 @@ make(uint64_t *rs, struct counters *c)
 static void
 consume(struct msg *m, struct counters *c)
 {
-	if (!intact(m->p, m->size))
+	if (!test_intact(m->p, m->size))
 		c->bad++;
 	hpm_free(m->p);
 	c->frees++;
@@ -356,9 +334,9 @@ bulk_dry(size_t size, unsigned int align)
 	CHECK(rc == 0, "bulk of the %u that fit of %zu/%u: %d", got, size, align, rc);
 	if (rc == 0) {
 		for (i = 0; i < got; i++)
-			fill(objs[i], size);
+			test_fill(objs[i], size);
 		for (i = 0; i < got; i++)
-			CHECK(intact(objs[i], size), "bulk block %u damaged", i);
+			CHECK(test_intact(objs[i], size), "bulk block %u damaged", i);
 		CHECK(hpm_malloc_bulk(objs + got, 1, size, align, SOCKET_ID_ANY) == -ENOMEM,
 			"one more after a full bulk");
 		hpm_free_bulk(objs, got);

@@ -54,3 +54,32 @@ test_seed(uint64_t def)
 	printf("seed %" PRIu64 " (set HPM_TEST_SEED to rerun)\n", seed);
 	return seed != 0 ? seed : 1;
 }
+
+void
+test_fill(void *p, size_t size)
+{
+	uint8_t *b = p;
+	uint64_t v = (uintptr_t)p ^ size;
+	size_t i, step = size <= 4096 ? 8 : 512;
+
+	for (i = 0; i + 8 <= size; i += step)
+		*(uint64_t *)(b + i) = v + i;
+	for (; i < size; i++)
+		b[i] = (uint8_t)(v + i);
+}
+
+bool
+test_intact(const void *p, size_t size)
+{
+	const uint8_t *b = p;
+	uint64_t v = (uintptr_t)p ^ size;
+	size_t i, step = size <= 4096 ? 8 : 512;
+
+	for (i = 0; i + 8 <= size; i += step)
+		if (*(const uint64_t *)(b + i) != v + i)
+			return false;
+	for (; i < size; i++)
+		if (b[i] != (uint8_t)(v + i))
+			return false;
+	return true;
+}

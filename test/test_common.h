@@ -10,6 +10,8 @@
  */
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,5 +61,14 @@ test_rand(uint64_t *state)
 
 /** Seed from HPM_TEST_SEED when set, else the default; printed for reruns. */
 uint64_t test_seed(uint64_t def);
+
+/**
+ * Fill a block with a pattern of its address and size: every word up to
+ * 4 KiB, one word per 512 bytes above, and the bytes of the tail.
+ */
+void test_fill(void *p, size_t size);
+
+/** Whether a block still holds what test_fill() wrote. */
+bool test_intact(const void *p, size_t size);
 
 #endif /* HPM_TEST_COMMON_H */

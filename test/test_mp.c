@@ -73,26 +73,6 @@ pick(uint64_t *rs, unsigned int *align)
 	return 1 + test_rand(rs) % (r < 9 ? 1024 : 20000);
 }
 
-static void
-fill(void *p, size_t size)
-{
-	size_t i;
-
-	for (i = 0; i + 8 <= size; i += 64)
-		*(uint64_t *)((uint8_t *)p + i) = (uintptr_t)p ^ size ^ i;
-}
-
-static bool
-intact(const void *p, size_t size)
-{
-	size_t i;
-
-	for (i = 0; i + 8 <= size; i += 64)
-		if (*(const uint64_t *)((const uint8_t *)p + i) != ((uintptr_t)p ^ size ^ i))
-			return false;
-	return true;
-}
-
 /* A message: the block and its size, packed for the ring (sizes < 2^16). */
 static void *
 pack(void *p, size_t size)
@@ -117,7 +97,7 @@ receive(struct rte_ring *in, uint64_t *frees, uint64_t *bad)
 		size_t size;
 		void *p = unpack(msgs[i], &size);
 
-		if (!intact(p, size))
+		if (!test_intact(p, size))
 			(*bad)++;
 		hpm_free(p);
 		(*frees)++;
@@ -135,7 +115,7 @@ churn_once(struct rte_ring *out, struct rte_ring *in, uint64_t *rs, uint64_t *al
 	void *p = hpm_malloc("mp", size, align);
 
 	if (p != NULL) {
-		fill(p, size);
+		test_fill(p, size);
 		(*allocs)++;
 		if (rte_ring_enqueue(out, pack(p, size)) != 0) {
 			hpm_free(p);
@@ -197,7 +177,7 @@ secondary_main(const char *prefix, enum mode mode)
 		ctl->left[i] = hpm_malloc("left", ctl->left_size[i], 0);
 		if (ctl->left[i] == NULL)
 			return 5;
-		fill(ctl->left[i], ctl->left_size[i]);
+		test_fill(ctl->left[i], ctl->left_size[i]);
 	}
 	for (i = 0; i < 16; i++)
 		hpm_free(hpm_malloc("cached", 4096, 4096));
@@ -299,7 +279,7 @@ failure_case(const char *self, const char *prefix, struct ctl *ctl, enum mode mo
 		"%s: the dead secondary's cache holds its blocks", mode_names[mode]);
 	CHECK(hpm_cache_flush_lcore(1) == 0, "flush lcore 1");
 	for (i = 0; i < ctl->nleft; i++) {
-		damaged += !intact(ctl->left[i], ctl->left_size[i]);
+		damaged += !test_intact(ctl->left[i], ctl->left_size[i]);
 		hpm_free(ctl->left[i]);
 	}
 	CHECK(damaged == 0, "%s: %u blocks left behind were damaged", mode_names[mode], damaged);

@@ -66,33 +66,6 @@ static struct thread threads[NTHREADS];
 static bool stop;
 static unsigned int worker_lcore;
 
-static void
-fill(uint8_t *p, size_t size)
-{
-	uint64_t v = (uintptr_t)p ^ size;
-	size_t i, step = size <= 4096 ? 8 : 512;
-
-	for (i = 0; i + 8 <= size; i += step)
-		*(uint64_t *)(p + i) = v + i;
-	for (; i < size; i++)
-		p[i] = (uint8_t)(v + i);
-}
-
-static bool
-intact(const uint8_t *p, size_t size)
-{
-	uint64_t v = (uintptr_t)p ^ size;
-	size_t i, step = size <= 4096 ? 8 : 512;
-
-	for (i = 0; i + 8 <= size; i += step)
-		if (*(const uint64_t *)(p + i) != v + i)
-			return false;
-	for (; i < size; i++)
-		if (p[i] != (uint8_t)(v + i))
-			return false;
-	return true;
-}
-
 static bool
 zeroed(const uint8_t *p, size_t size)
 {
@@ -130,7 +103,7 @@ keep(struct thread *t, uint8_t *p, size_t size, unsigned int align)
 {
 	if (align != 0 && ((uintptr_t)p & (align - 1)) != 0)
 		t->bad++;
-	fill(p, size);
+	test_fill(p, size);
 	t->live[t->nlive++] = (struct blk){.p = p, .size = size};
 	t->live_bytes += size;
 	t->allocs++;
@@ -139,7 +112,7 @@ keep(struct thread *t, uint8_t *p, size_t size, unsigned int align)
 static void
 release(struct thread *t, struct blk b)
 {
-	if (!intact(b.p, b.size))
+	if (!test_intact(b.p, b.size))
 		t->bad++;
 	hpm_free(b.p);
 	t->frees++;
@@ -190,7 +163,7 @@ realloc_one(struct thread *t)
 	size_t size = pick(&t->rs, &align), common = RTE_MIN(size, b->size);
 	uint8_t *p;
 
-	if (!intact(b->p, b->size))
+	if (!test_intact(b->p, b->size))
 		t->bad++;
 	p = hpm_realloc(b->p, size, align);
 	if (p == NULL) {
@@ -202,7 +175,7 @@ realloc_one(struct thread *t)
 		t->bad++;
 	if (align != 0 && ((uintptr_t)p & (align - 1)) != 0)
 		t->bad++;
-	fill(p, size);
+	test_fill(p, size);
 	t->live_bytes += size - b->size;
 	*b = (struct blk){.p = p, .size = size};
 	t->reallocs++;
