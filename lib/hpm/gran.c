@@ -230,10 +230,7 @@ singles_page(struct hpm_arena *a, unsigned int cls, unsigned int lcore)
 	struct hpm_gran *g;
 	uint32_t mask;
 
-	if (lcore >= RTE_MAX_LCORE) {
-		g = gc->binmask != 0 ? gc->bins[rte_bsf32(gc->binmask)] : NULL;
-		return g != NULL ? g : page_new(a, cls);
-	}
+	HPM_ASSERT(lcore < RTE_MAX_LCORE); /* only caches take singles */
 	g = gc->own[lcore];
 	if (g != NULL && g->nfree > 0)
 		return g;
@@ -305,8 +302,7 @@ hpm_gran_disown(struct hpm_arena *a, unsigned int lcore)
 {
 	unsigned int cls;
 
-	if (lcore >= RTE_MAX_LCORE)
-		return;
+	HPM_ASSERT(lcore < RTE_MAX_LCORE);
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		struct hpm_gran_class *gc = &a->gran[cls];
 

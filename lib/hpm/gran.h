@@ -114,7 +114,7 @@ void *hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsi
 
 /**
  * Take up to n single granules of class cls (HPM_GRAN_4K1 or HPM_GRAN_64K1)
- * for the cache of lcore (or LCORE_ID_ANY) into objs, their state bytes
+ * for the cache of lcore into objs, their state bytes
  * (HPM_BLK_CACHED) into states, whole words of a page at a time; the number
  * taken. An lcore takes from a page of its own while it can: the fast path
  * writes the state bytes of its blocks, and two lcores writing bytes of one
