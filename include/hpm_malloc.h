@@ -28,6 +28,24 @@
  *  - hpm_malloc_get_socket_stats() and hpm_malloc_dump_stats() do not start
  *    hpmalloc: before the first allocation there are no statistics.
  *
+ * One heap for every process of a multi-process application (EAL source):
+ * any call can be a process's first, a free of another process's block
+ * included; it attaches to the heap the application has, and never makes
+ * one for a free or a look. Beyond rte_malloc:
+ *  - blocks a process had freed into its caches go back to the heap when it
+ *    dies (exit or SIGKILL): the survivors find it dead at their next
+ *    hpm_heap_trim(), hpm_heap_check() or growth of the heap, and at a cache
+ *    miss 10 ms after the death at the latest; blocks it still held stay
+ *    allocated and intact for the others to free, as with rte_malloc;
+ *  - a process that dies holding a socket's heap lock (rte_malloc's other
+ *    processes hang for ever then) is found dead by the next process that
+ *    waits for the lock; the heap of that socket may be half-changed, so it
+ *    is never used again: every later call that needs it fails with
+ *    rte_errno ENOTRECOVERABLE (allocations return NULL, hpm_malloc_bulk()
+ *    -ENOTRECOVERABLE, hpm_heap_check() -ENOTRECOVERABLE, frees are ignored)
+ *    and one log line says why. Blocks already in per-lcore caches are not
+ *    part of the torn heap and are still handed out.
+ *
  * Memory comes from a segment source: DPDK EAL memzones when EAL is up, else
  * hugetlbfs hugepages, else ordinary anonymous memory (like --no-huge). The
  * first call initialises hpmalloc with the defaults unless hpm_init() ran.
@@ -569,7 +587,8 @@ size_t hpm_cache_class_size(unsigned int cls);
  * Give every socket's empty chunks beyond retain_size back to the source now,
  * without waiting for hpm_config::release_delay_ms; the empty pages each
  * kind keeps for reuse go first. Blocks held by per-lcore caches stay: call
- * hpm_cache_flush() before to give those back too.
+ * hpm_cache_flush() before to give those back too (the caches of processes
+ * found dead are given back first).
  *
  * @return
  *   The number of bytes given back.
@@ -579,9 +598,12 @@ size_t hpm_heap_trim(void);
 /**
  * Check the heap's invariants: every structure of every socket.
  *
+ * Caches of processes found dead are given back to the heap first.
+ *
  * @return
- *   0 if the heap is consistent, else a negative errno (-EFAULT) after
- *   logging what is wrong.
+ *   0 if the heap is consistent, else a negative errno after logging what
+ *   is wrong: -EFAULT for a broken invariant, -ENOTRECOVERABLE when a
+ *   process died holding a socket's lock.
  */
 int hpm_heap_check(void);
 

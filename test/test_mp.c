@@ -11,8 +11,9 @@
  *
  * Then the failure cases: a secondary that exits with blocks outstanding,
  * and one that is killed (SIGKILL) while it holds blocks. The primary's heap
- * stays consistent and usable; it flushes the dead process's lcore cache and
- * frees the blocks it left, and is back at the start.
+ * stays consistent and usable; its heap check finds the dead process and
+ * gives its lcore's cache back, it frees the blocks the dead one left, and
+ * is back at the start.
  *
  * With --in-process, the same exchange between two lcores of one process
  * instead, as the baseline of the cross-process rate (a measurement only).
@@ -247,7 +248,7 @@ failure_case(const char *self, const char *prefix, struct ctl *ctl, enum mode mo
 	const struct rte_malloc_socket_stats *base)
 {
 	struct rte_malloc_socket_stats st;
-	struct hpm_cache_stats cs;
+	struct hpm_cache_stats cs, blocks_after;
 	unsigned int i, damaged = 0;
 	int status;
 	void *p;
@@ -265,7 +266,13 @@ failure_case(const char *self, const char *prefix, struct ctl *ctl, enum mode mo
 	if (mode == MODE_KILLED_HOLDING)
 		kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
+	/* what the dead process had freed is in its lcore's cache, until a check finds it dead */
+	CHECK(hpm_cache_stats(1, -1, &cs) == 0 && cs.blocks > 0,
+		"%s: the dead secondary's cache holds its blocks", mode_names[mode]);
 	CHECK(hpm_heap_check() == 0, "%s: heap check", mode_names[mode]);
+	CHECK(hpm_cache_stats(1, -1, &blocks_after) == 0 && blocks_after.blocks == 0,
+		"%s: the check gave the dead secondary's cache back: %" PRIu64 " blocks left",
+		mode_names[mode], blocks_after.blocks);
 	CHECK(hpm_malloc_get_socket_stats(0, &st) == 0 &&
 			st.alloc_count == base->alloc_count + ctl->nleft,
 		"%s: %u blocks live, expected %u left by the secondary", mode_names[mode],
@@ -274,10 +281,6 @@ failure_case(const char *self, const char *prefix, struct ctl *ctl, enum mode mo
 	p = hpm_malloc("after", 4096, 4096);
 	CHECK(p != NULL, "%s: allocation after the death", mode_names[mode]);
 	hpm_free(p);
-	/* what the dead process held comes back */
-	CHECK(hpm_cache_stats(1, -1, &cs) == 0 && cs.blocks > 0,
-		"%s: the dead secondary's cache holds its blocks", mode_names[mode]);
-	CHECK(hpm_cache_flush_lcore(1) == 0, "flush lcore 1");
 	for (i = 0; i < ctl->nleft; i++) {
 		damaged += !test_intact(ctl->left[i], ctl->left_size[i]);
 		hpm_free(ctl->left[i]);

@@ -377,19 +377,27 @@ secondary(const char *prefix, bool expect_hpm)
 		return TEST_SKIP;
 	}
 	CHECK(rte_eal_process_type() == RTE_PROC_SECONDARY, "not a secondary");
+	mz = rte_memzone_lookup(HANDOVER_ZONE);
+	CHECK(mz != NULL, "no handover zone");
+	if (expect_hpm && mz != NULL) {
+		/* the secondary's first call: rte_free() of the primary's block */
+		h = mz->addr;
+		CHECK(filled(h->from_primary, 'p'), "the primary's block");
+		rte_free(h->from_primary);
+		hpm_rte_stats(&s);
+		CHECK(s.hpm_free == 1 && s.eal_free == 0,
+			"the secondary's first rte_free went to %s",
+			s.hpm_free == 1 ? "hpmalloc" : "EAL");
+		CHECK(hpm_malloc_validate(h->from_primary, NULL) == -1,
+			"the primary's block is still live");
+	}
 	p = rte_zmalloc("secondary", 5000, 0);
 	CHECK(rte_malloc_validate(p, &size) == 0 && size >= 5000, "secondary's validate");
 	if (expect_hpm) {
 		CHECK(hpm_rte_backend() == HPM_RTE_BACKEND_HPM, "secondary not on hpmalloc");
 		CHECK(hpm_malloc_validate(p, NULL) == 0, "secondary's block is not hpmalloc's");
-		mz = rte_memzone_lookup(HANDOVER_ZONE);
-		CHECK(mz != NULL, "no handover zone");
 		if (mz != NULL) {
 			h = mz->addr;
-			CHECK(rte_malloc_validate(h->from_primary, NULL) == 0 &&
-					filled(h->from_primary, 'p'),
-				"the primary's block");
-			rte_free(h->from_primary);
 			h->from_secondary = rte_malloc("secondary", HANDOVER_SIZE, 0);
 			if (h->from_secondary != NULL)
 				memset(h->from_secondary, 's', HANDOVER_SIZE);

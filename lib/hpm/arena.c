@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include <rte_debug.h>
+#include <rte_errno.h>
 
 #include "arena.h"
 #include "log.h"
@@ -19,12 +21,25 @@ hpm_arena_init(struct hpm_arena *a, int socket, bool validate)
 }
 
 void
+hpm_arena_torn(struct hpm_arena *a)
+{
+	rte_errno = ENOTRECOVERABLE;
+	if (__atomic_exchange_n(&a->torn_told, 1, __ATOMIC_RELAXED) == 0)
+		HPM_LOG(ERR,
+			"socket %d: a process died holding the heap's lock: the heap may be "
+			"half-changed; every later allocation, free and check on the socket "
+			"fails (ENOTRECOVERABLE)",
+			a->socket);
+}
+
+int
 hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
 {
 	unsigned int count = 0;
 	size_t longest = 0, bytes = 0;
 
-	hpm_lock(&a->lock);
+	if (!hpm_arena_lock(a))
+		return -ENOTRECOVERABLE;
 	hpm_chunk_free_ranges(a, &count, &longest, &bytes);
 	hpm_gran_free_ranges(a, &count, &longest, &bytes);
 	hpm_heap_free_ranges(a, &count, &longest, &bytes);
@@ -35,6 +50,7 @@ hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
 	st->free_count = count;
 	st->alloc_count = a->alloc_count;
 	hpm_unlock(&a->lock);
+	return 0;
 }
 
 static unsigned int
@@ -74,7 +90,8 @@ hpm_arena_verify(struct hpm_arena *a)
 {
 	unsigned int bad;
 
-	hpm_lock(&a->lock);
+	if (!hpm_arena_lock(a))
+		return 1;
 	bad = verify_locked(a);
 	hpm_unlock(&a->lock);
 	return bad;

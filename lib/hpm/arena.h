@@ -50,6 +50,8 @@ struct hpm_arena {
 	uint64_t alloc_count;
 	uint64_t chunks_reserved;
 	uint64_t chunks_released;
+	/** hpm_arena_torn() has said so. */
+	uint32_t torn_told;
 	struct hpm_gran_class gran[HPM_GRAN_NCLASS];
 	struct hpm_heap heap;
 };
@@ -60,10 +62,21 @@ void hpm_arena_init(struct hpm_arena *a, int socket, bool validate);
 /** Check the arena, lock held; stop the process if it is broken. */
 void hpm_arena_validate_locked(struct hpm_arena *a);
 
-static inline void
+/** Say (once) that a socket's heap is torn, and set rte_errno to ENOTRECOVERABLE. */
+void hpm_arena_torn(struct hpm_arena *a);
+
+/**
+ * Take the arena's lock: true, or false (rte_errno ENOTRECOVERABLE) when a
+ * process died holding it: the arena may be half-changed, and every later
+ * call on the socket fails (lock.h).
+ */
+static inline __rte_warn_unused_result bool
 hpm_arena_lock(struct hpm_arena *a)
 {
-	hpm_lock(&a->lock);
+	if (likely(hpm_lock(&a->lock)))
+		return true;
+	hpm_arena_torn(a);
+	return false;
 }
 
 static inline void
@@ -74,8 +87,8 @@ hpm_arena_unlock(struct hpm_arena *a)
 	hpm_unlock(&a->lock);
 }
 
-/** Fill EAL-style statistics. Takes the lock. */
-void hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st);
+/** Fill EAL-style statistics. Takes the lock: 0, or -ENOTRECOVERABLE. */
+int hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st);
 
 /** Check every structure of the arena; the number of problems (logged). Takes the lock. */
 unsigned int hpm_arena_verify(struct hpm_arena *a);

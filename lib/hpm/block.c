@@ -24,8 +24,8 @@ hpm_bad_pointer(const void *ptr, const char *op, const char *why)
 uint64_t
 hpm_bad_free_count(void)
 {
-	return hpm_state != NULL ? __atomic_load_n(&hpm_state->bad_frees, __ATOMIC_RELAXED)
-				 : bad_pointers_before_init;
+	return hpm_state_find() == 0 ? __atomic_load_n(&hpm_state->bad_frees, __ATOMIC_RELAXED)
+				     : bad_pointers_before_init;
 }
 
 size_t

@@ -17,11 +17,15 @@
 #include "state.h"
 #include "unit.h"
 
-/** The unit of a pointer hpmalloc may own, or NULL. */
+/**
+ * The unit of a pointer hpmalloc may own, or NULL. A process whose first
+ * call frees or looks at another process's block attaches to the heap here,
+ * on the branch every call takes anyway: nothing on the hit path.
+ */
 static inline struct hpm_unit *
 hpm_block_unit(const void *p)
 {
-	if (unlikely(hpm_state == NULL))
+	if (unlikely(hpm_state == NULL) && hpm_state_find() != 0)
 		return NULL;
 	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
 }

@@ -197,7 +197,11 @@ hpm_debug_alloc(const char *type, size_t size, unsigned int align, int socket, u
 	memset(inner, CANARY, pre);
 	memset(rec.user + size, CANARY, TRAILER);
 	memset(rec.user, flags & HPM_ALLOC_F_ZERO ? 0 : POISON, size);
-	hpm_lock(&table->lock);
+	if (!hpm_lock(&table->lock)) {
+		hpm_raw_free(inner);
+		rte_errno = ENOTRECOVERABLE;
+		return NULL;
+	}
 	if ((table->used + 1) * 2 > table->capacity && grow() != 0) {
 		hpm_unlock(&table->lock);
 		hpm_raw_free(inner);
@@ -219,7 +223,8 @@ hpm_debug_free(void *p)
 	const char *where;
 	struct record *r, rec;
 
-	hpm_lock(&table->lock);
+	if (!hpm_lock(&table->lock))
+		return false;
 	r = find(p);
 	if (r == NULL) {
 		hpm_unlock(&table->lock);
@@ -260,7 +265,8 @@ hpm_debug_usable(const void *p)
 	const struct record *r;
 	size_t size = 0;
 
-	hpm_lock(&table->lock);
+	if (!hpm_lock(&table->lock))
+		return 0;
 	r = find(p);
 	if (r != NULL)
 		size = r->size;
@@ -277,7 +283,8 @@ hpm_debug_check_all(void)
 
 	if (!hpm_debug_on)
 		return 0;
-	hpm_lock(&table->lock);
+	if (!hpm_lock(&table->lock))
+		return 1;
 	for (i = 0; i < table->capacity; i++)
 		if (table->slots[i].user != NULL && !canaries_intact(&table->slots[i], &where)) {
 			report(&table->slots[i], where);
@@ -304,7 +311,8 @@ hpm_malloc_dump_leaks(FILE *f)
 		fprintf(f, "hpmalloc: no leak records (debug mode is off)\n");
 		return;
 	}
-	hpm_lock(&table->lock);
+	if (!hpm_lock(&table->lock))
+		return;
 	snap = malloc(RTE_MAX(table->used, (size_t)1) * sizeof(*snap));
 	for (i = 0; snap != NULL && i < table->capacity; i++)
 		if (table->slots[i].user != NULL)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_lcore.h>
 
 #include "arena.h"
@@ -17,6 +19,8 @@ uint64_t hpm_cache_gen = 1;
 struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
 
 static void *lcore_cb_handle;
+/* When a miss next looks for caches of dead processes (TSC). */
+static uint64_t reap_next_tsc;
 
 size_t
 hpm_cache_class_bytes(unsigned int cls)
@@ -82,12 +86,31 @@ cache_create(unsigned int lcore, int socket)
 		return NULL;
 	c->socket = socket;
 	c->lcore = lcore;
+	c->owner = hpm_lock_self;
 	/* the least; the first refill, under the lock, sets what the heap allows */
 	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
 		c->cls[i].limit = RTE_MAX(hpm_state->cfg.cache_min, 1u);
 		c->cls[i].batch = RTE_MAX(c->cls[i].limit / 2, 1u);
 	}
 	return c;
+}
+
+/*
+ * This process takes the cache: it is its own, nobody's, or a dead
+ * process's (whose blocks become this one's). False while another live
+ * process uses it, or a survivor empties it.
+ */
+static bool
+cache_claim(struct hpm_lcore_cache *c)
+{
+	int owner = __atomic_load_n(&c->owner, __ATOMIC_ACQUIRE);
+
+	if (owner == hpm_lock_self)
+		return true;
+	if (owner == HPM_CACHE_REAPING || (owner != 0 && hpm_pid_alive(owner)))
+		return false;
+	return __atomic_compare_exchange_n(&c->owner, &owner, hpm_lock_self, false,
+		__ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 /* The socket a thread's cache serves: its lcore's, else the first with memory. */
@@ -108,14 +131,15 @@ hpm_cache_bind(void)
 {
 	struct hpm_cache_tls *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = NULL;
+	bool retry = false;
 	unsigned int lcore;
 
 	if (hpm_state_ready() != 0)
 		return NULL;
 	lcore = rte_lcore_id();
 	if (lcore < RTE_MAX_LCORE && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) &&
-		hpm_state->cfg.cache_max != 0 && !hpm_debug_on) {
-		hpm_lock(&hpm_state->cache_lock);
+		hpm_state->cfg.cache_max != 0 && !hpm_debug_on &&
+		hpm_lock(&hpm_state->cache_lock)) {
 		c = hpm_state->caches[lcore];
 		if (c == NULL) {
 			c = cache_create(lcore, cache_socket(lcore));
@@ -123,11 +147,15 @@ hpm_cache_bind(void)
 				__atomic_store_n(&hpm_state->caches[lcore], c, __ATOMIC_RELEASE);
 				__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
 			}
+		} else if (!cache_claim(c)) {
+			/* a survivor empties it now: bind at a later call */
+			retry = __atomic_load_n(&c->owner, __ATOMIC_RELAXED) == HPM_CACHE_REAPING;
+			c = NULL;
 		}
 		hpm_unlock(&hpm_state->cache_lock);
 	}
 	t->cache = c != NULL ? c : &hpm_cache_none;
-	t->gen = hpm_cache_gen;
+	t->gen = retry ? 0 : hpm_cache_gen;
 	return c;
 }
 
@@ -169,9 +197,11 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 	unsigned int n;
 
+	hpm_cache_reap_due();
 	if (unlikely(hpm_cache_drain_asked(cc)))
 		hpm_cache_flush_all(c);
-	hpm_arena_lock(a);
+	if (!hpm_arena_lock(a))
+		return cc->len;
 	update_limit(cc, cls, a);
 	if (want < cc->batch)
 		want = cc->batch;
@@ -244,7 +274,8 @@ hpm_cache_flush_all(struct hpm_lcore_cache *c)
 {
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 
-	hpm_arena_lock(a);
+	if (!hpm_arena_lock(a))
+		return; /* the blocks stay where they are */
 	flush_all_locked(a, c);
 	hpm_arena_unlock(a);
 }
@@ -255,15 +286,21 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 	struct hpm_cache_stack *cc = &c->cls[cls];
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 
-	hpm_arena_lock(a);
-	if (hpm_cache_drain_asked(cc)) {
-		flush_all_locked(a, c);
+	hpm_cache_reap_due();
+	if (!hpm_arena_lock(a)) {
+		/* the heap is torn: the cache keeps what it can, the rest stays lost */
+		if (cc->len >= HPM_CACHE_CAP)
+			return;
 	} else {
-		update_limit(cc, cls, a);
-		if (cc->len >= cc->limit)
-			flush_locked(a, cc, RTE_MAX(cc->len - cc->limit + cc->batch, 1u));
+		if (hpm_cache_drain_asked(cc)) {
+			flush_all_locked(a, c);
+		} else {
+			update_limit(cc, cls, a);
+			if (cc->len >= cc->limit)
+				flush_locked(a, cc, RTE_MAX(cc->len - cc->limit + cc->batch, 1u));
+		}
+		hpm_arena_unlock(a);
 	}
-	hpm_arena_unlock(a);
 	cc->objs[cc->len].p = p;
 	cc->objs[cc->len].state = state;
 	hpm_cache_set_len(cc, cc->len + 1);
@@ -275,11 +312,72 @@ hpm_cache_reclaim_locked(struct hpm_arena *a)
 	struct hpm_lcore_cache *own = hpm_state != NULL ? hpm_cache_get() : NULL;
 	uint64_t before = a->alloc_count;
 
+	hpm_cache_reap(a);
 	hpm_cache_request_drain(a->socket);
 	if (own == NULL || own->socket != a->socket)
 		return false;
 	flush_all_locked(a, own);
 	return a->alloc_count != before;
+}
+
+static void
+cache_held(const struct hpm_lcore_cache *c, size_t *bytes, uint64_t *blocks)
+{
+	unsigned int i;
+
+	*bytes = 0;
+	*blocks = 0;
+	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+		uint32_t len = __atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED);
+
+		*blocks += len;
+		*bytes += len * hpm_cache_class_bytes(i);
+	}
+}
+
+unsigned int
+hpm_cache_reap(struct hpm_arena *locked)
+{
+	unsigned int lcore, reaped = 0;
+
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+		struct hpm_lcore_cache *c =
+			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
+		size_t bytes;
+		uint64_t blocks;
+		int owner;
+
+		if (c == NULL || (locked != NULL && c->socket != locked->socket))
+			continue;
+		owner = __atomic_load_n(&c->owner, __ATOMIC_ACQUIRE);
+		if (owner <= 0 || owner == hpm_lock_self || hpm_pid_alive(owner) ||
+			!__atomic_compare_exchange_n(&c->owner, &owner, HPM_CACHE_REAPING, false,
+				__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		cache_held(c, &bytes, &blocks);
+		if (locked != NULL)
+			flush_all_locked(locked, c);
+		else
+			hpm_cache_flush_all(c);
+		__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
+		HPM_LOG(NOTICE,
+			"lcore %u: its process %d is dead; the %" PRIu64
+			" blocks (%zu bytes) of its cache are back in the heap",
+			lcore, owner, blocks, bytes);
+		reaped++;
+	}
+	return reaped;
+}
+
+void
+hpm_cache_reap_due(void)
+{
+	uint64_t now = rte_get_tsc_cycles();
+
+	if (likely(now < reap_next_tsc))
+		return;
+	reap_next_tsc = now + rte_get_tsc_hz() / 100;
+	hpm_cache_reap(NULL);
 }
 
 void
@@ -302,7 +400,7 @@ hpm_cache_request_drain(int socket)
 void
 hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 {
-	unsigned int lcore, i;
+	unsigned int lcore;
 
 	*bytes = 0;
 	*blocks = 0;
@@ -311,15 +409,14 @@ hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
 		struct hpm_lcore_cache *c =
 			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
+		size_t b;
+		uint64_t n;
 
 		if (c == NULL || c->socket != socket)
 			continue;
-		for (i = 0; i < HPM_CACHE_NCLASS; i++) {
-			uint32_t len = __atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED);
-
-			*blocks += len;
-			*bytes += len * hpm_cache_class_bytes(i);
-		}
+		cache_held(c, &b, &n);
+		*bytes += b;
+		*blocks += n;
 	}
 }
 
@@ -332,8 +429,10 @@ lcore_uninit(unsigned int lcore_id, void *arg)
 	RTE_SET_USED(arg);
 	if (hpm_state == NULL || lcore_id != rte_lcore_id() || lcore_id >= RTE_MAX_LCORE)
 		return;
-	if (hpm_state->caches[lcore_id] != NULL)
+	if (hpm_state->caches[lcore_id] != NULL) {
 		hpm_cache_flush_all(hpm_state->caches[lcore_id]);
+		__atomic_store_n(&hpm_state->caches[lcore_id]->owner, 0, __ATOMIC_RELEASE);
+	}
 	t->cache = NULL;
 	t->gen = 0;
 }
@@ -364,16 +463,18 @@ hpm_cache_init_process(void)
 }
 
 void
-hpm_cache_fini_process(void)
+hpm_cache_fini_process(bool all)
 {
-	bool creator = hpm_state->creator_pid == getpid();
 	unsigned int lcore;
 
-	/* this process's lcores; the creator, at the end, every one */
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++)
-		if (hpm_state->caches[lcore] != NULL &&
-			(creator || rte_lcore_has_role(lcore, ROLE_RTE) ||
-				rte_lcore_has_role(lcore, ROLE_NON_EAL)))
-			hpm_cache_flush_all(hpm_state->caches[lcore]);
+	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+		struct hpm_lcore_cache *c = hpm_state->caches[lcore];
+
+		if (c != NULL &&
+			(all || __atomic_load_n(&c->owner, __ATOMIC_RELAXED) == hpm_lock_self)) {
+			hpm_cache_flush_all(c);
+			__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
+		}
+	}
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 }

@@ -23,7 +23,11 @@
  *
  * Caches live in shared metadata, indexed by lcore id, so that they work in
  * every process of a multi-process application (processes use distinct
- * lcores). Threads without an lcore id take the locked path.
+ * lcores; a cache records the process that uses it, and a thread of another
+ * live process with the same lcore id takes the locked path). When a process
+ * dies, the blocks in its caches go back to the heap at the survivors' next
+ * trim, check or growth, or at a miss 10 ms after the death at the latest.
+ * Threads without an lcore id take the locked path.
  */
 
 #include <stdbool.h>
@@ -35,6 +39,7 @@
 #include <rte_per_lcore.h>
 
 #include "gran.h"
+#include "lock.h"
 #include "heap.h"
 #include "poison.h"
 #include "route.h"
@@ -76,10 +81,17 @@ struct hpm_cache_stack {
 	struct hpm_cache_obj objs[HPM_CACHE_CAP];
 } __rte_cache_aligned;
 
+/** A cache's owner while a survivor gives a dead owner's blocks back. */
+#define HPM_CACHE_REAPING (-1)
+
 struct hpm_lcore_cache {
 	int socket;
 	unsigned int lcore;
-	uint32_t in_use;
+	/**
+	 * pid of the process whose lcore uses the cache; 0 for none. A process
+	 * that finds the owner dead gives the blocks back (hpm_cache_reap()).
+	 */
+	int owner;
 	struct hpm_cache_stack cls[HPM_CACHE_NCLASS];
 };
 
@@ -280,6 +292,16 @@ void hpm_cache_flush_all(struct hpm_lcore_cache *c);
 struct hpm_arena;
 bool hpm_cache_reclaim_locked(struct hpm_arena *a);
 
+/**
+ * Give the blocks of the caches of dead processes back to the heap; the
+ * number of caches emptied. With an arena (its lock held), only the caches
+ * of its socket; with NULL, all (no lock held).
+ */
+unsigned int hpm_cache_reap(struct hpm_arena *locked);
+
+/** hpm_cache_reap(NULL) when 10 ms have passed since this process last did (misses). */
+void hpm_cache_reap_due(void);
+
 /** Bytes and blocks held by the caches of a socket (racy snapshot). */
 void hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks);
 
@@ -297,7 +319,7 @@ void hpm_cache_init_shared(struct hpm_state *st);
 /** This process starts using the state: lcore callbacks, new bindings. */
 void hpm_cache_init_process(void);
 
-/** This process stops: its lcores' caches flushed (all of them for the creator), bindings void. */
-void hpm_cache_fini_process(void);
+/** This process stops: the caches it owns (all, with all) flushed, bindings void. */
+void hpm_cache_fini_process(bool all);
 
 #endif /* HPM_LCORE_CACHE_H */

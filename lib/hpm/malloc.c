@@ -101,7 +101,8 @@ alloc_in(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm
 {
 	void *p;
 
-	hpm_arena_lock(a);
+	if (!hpm_arena_lock(a))
+		return NULL;
 	p = alloc_locked(a, size, align, contig, bi);
 	hpm_arena_unlock(a);
 	return p;
@@ -114,7 +115,8 @@ bulk_in(struct hpm_arena *a, void **objs, unsigned int n, size_t size, size_t al
 	struct hpm_blockinfo bi;
 	unsigned int i;
 
-	hpm_arena_lock(a);
+	if (!hpm_arena_lock(a))
+		return -ENOTRECOVERABLE;
 	for (i = 0; i < n; i++) {
 		objs[i] = alloc_locked(a, size, align, false, &bi);
 		if (objs[i] == NULL)
@@ -148,7 +150,7 @@ alloc_on_socket(size_t size, size_t align, int socket, bool contig, struct hpm_b
 			return NULL;
 		}
 		p = alloc_in(&st->arenas[socket], size, align, contig, bi);
-		if (p == NULL && rte_errno != ENOTSUP)
+		if (p == NULL && rte_errno != ENOTSUP && rte_errno != ENOTRECOVERABLE)
 			rte_errno = ENOMEM;
 		return p;
 	}
@@ -157,7 +159,7 @@ alloc_on_socket(size_t size, size_t align, int socket, bool contig, struct hpm_b
 	for (i = 0; p == NULL && i < st->nsockets; i++)
 		if (st->socket_ids[i] != first)
 			p = alloc_in(&st->arenas[st->socket_ids[i]], size, align, contig, bi);
-	if (p == NULL && rte_errno != ENOTSUP)
+	if (p == NULL && rte_errno != ENOTSUP && rte_errno != ENOTRECOVERABLE)
 		rte_errno = ENOMEM;
 	return p;
 }
@@ -336,7 +338,8 @@ free_slow(void *ptr, struct hpm_unit *u)
 		return;
 	}
 	a = &hpm_state->arenas[u->socket];
-	hpm_arena_lock(a);
+	if (!hpm_arena_lock(a))
+		return; /* the block stays with the torn heap */
 	rc = hpm_block_free_locked(a, u, ptr);
 	hpm_arena_unlock(a);
 	if (unlikely(rc != 0))
@@ -490,7 +493,8 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 	}
 	eff_align = RTE_MAX(align, HPM_MIN_ALIGN);
 	a = &hpm_state->arenas[u->socket];
-	hpm_arena_lock(a);
+	if (!hpm_arena_lock(a))
+		return NULL;
 	old_bytes = hpm_block_bytes(u, ptr);
 	old_usable = hpm_block_usable(u, ptr);
 	if (old_bytes == 0 || hpm_block_in_cache(u, ptr)) {
@@ -535,7 +539,7 @@ bulk_slow(void **objs, unsigned int n, size_t size, unsigned int align, int sock
 	struct hpm_state *st;
 	size_t eff_align = RTE_MAX(align, HPM_MIN_ALIGN);
 	unsigned int i;
-	int first;
+	int first, rc;
 
 	if (size == 0 || (align & (align - 1)) != 0) {
 		rte_errno = EINVAL;
@@ -555,20 +559,19 @@ bulk_slow(void **objs, unsigned int n, size_t size, unsigned int align, int sock
 			rte_errno = EINVAL;
 			return -EINVAL;
 		}
-		if (bulk_in(&st->arenas[socket], objs, n, size, eff_align) == 0)
-			return 0;
-		rte_errno = ENOMEM;
-		return -ENOMEM;
+		rc = bulk_in(&st->arenas[socket], objs, n, size, eff_align);
+		if (rc != 0)
+			rte_errno = -rc;
+		return rc;
 	}
 	first = caller_socket(st);
-	if (bulk_in(&st->arenas[first], objs, n, size, eff_align) == 0)
-		return 0;
-	for (i = 0; i < st->nsockets; i++)
-		if (st->socket_ids[i] != first &&
-			bulk_in(&st->arenas[st->socket_ids[i]], objs, n, size, eff_align) == 0)
-			return 0;
-	rte_errno = ENOMEM;
-	return -ENOMEM;
+	rc = bulk_in(&st->arenas[first], objs, n, size, eff_align);
+	for (i = 0; rc != 0 && i < st->nsockets; i++)
+		if (st->socket_ids[i] != first)
+			rc = bulk_in(&st->arenas[st->socket_ids[i]], objs, n, size, eff_align);
+	if (rc != 0)
+		rte_errno = -rc;
+	return rc;
 }
 
 int
@@ -703,7 +706,7 @@ hpm_free_bulk(void *const *objs, unsigned int n)
 void
 hpm_cache_flush(void)
 {
-	struct hpm_lcore_cache *c = hpm_state != NULL ? hpm_cache_get() : NULL;
+	struct hpm_lcore_cache *c = hpm_state_find() == 0 ? hpm_cache_get() : NULL;
 
 	if (c != NULL)
 		hpm_cache_flush_all(c);
@@ -716,7 +719,7 @@ hpm_cache_flush_lcore(unsigned int lcore_id)
 
 	if (lcore_id >= RTE_MAX_LCORE)
 		return -EINVAL;
-	if (hpm_state == NULL)
+	if (hpm_state_find() != 0)
 		return 0;
 	c = __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE);
 	if (c != NULL)

@@ -88,7 +88,9 @@ hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size
 	size_t cls_size = (size_t)1 << (cls + HPM_META_MIN_LOG2);
 	void *p = NULL;
 
-	hpm_lock(&m->lock);
+	/* a process died changing the metadata: none of it is handed out again */
+	if (!hpm_lock(&m->lock))
+		return NULL;
 	if (size > ((size_t)1 << HPM_META_MAX_LOG2)) {
 		p = alloc_region_of_its_own(m, src, size);
 		goto out;
@@ -125,9 +127,8 @@ hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, siz
 {
 	unsigned int cls = size_class(size);
 
-	if (p == NULL)
+	if (p == NULL || !hpm_lock(&m->lock))
 		return;
-	hpm_lock(&m->lock);
 	if (size > ((size_t)1 << HPM_META_MAX_LOG2)) {
 		struct hpm_meta_region *mr =
 			(struct hpm_meta_region *)((uint8_t *)p - HPM_META_HDR_SIZE);

@@ -24,7 +24,8 @@ hpm_poison_sync(void)
 		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
 		const struct hpm_chunk *c;
 
-		hpm_lock(&a->lock);
+		if (!hpm_arena_lock(a))
+			continue;
 		for (c = a->chunks; c != NULL; c = c->next)
 			HPM_UNPOISON(c->region.va, c->region.len);
 		hpm_unlock(&a->lock);

@@ -3,6 +3,7 @@
 /* Initialisation and teardown of the heap's state. */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@ struct hpm_state *hpm_state;
 const struct hpm_source_ops *hpm_src;
 
 /* Serialises initialisation and teardown within this process. */
-static hpm_lock_t init_lock = HPM_LOCK_INITIALIZER;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void
 hpm_config_defaults(struct hpm_config *cfg)
@@ -151,7 +152,8 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 		for (i = 0; i < st->nsockets; i++) {
 			struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
 
-			hpm_lock(&a->lock);
+			if (!hpm_arena_lock(a))
+				return -ENOTRECOVERABLE;
 			rc = hpm_chunk_reserve(a, cfg->initial_size);
 			hpm_unlock(&a->lock);
 			if (rc != 0) {
@@ -194,7 +196,7 @@ static void
 state_detach(void)
 {
 	hpm_debug_fini();
-	hpm_cache_fini_process();
+	hpm_cache_fini_process(false);
 	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
 }
 
@@ -228,11 +230,13 @@ state_destroy(void)
 	unsigned int i;
 
 	hpm_debug_fini();
-	hpm_cache_fini_process();
+	hpm_cache_fini_process(true);
 	for (i = 0; i < st->nsockets; i++) {
 		struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
 
-		hpm_lock(&a->lock);
+		/* a torn arena's chunks may be half-linked: its source takes them back */
+		if (!hpm_arena_lock(a))
+			continue;
 		hpm_chunk_release_all(a);
 		hpm_unlock(&a->lock);
 	}
@@ -256,7 +260,7 @@ hpm_init(const struct hpm_config *cfg)
 		defaults.flags |= HPM_CFG_F_DEBUG;
 	if (config_check(cfg) != 0)
 		return -EINVAL;
-	hpm_lock(&init_lock);
+	pthread_mutex_lock(&init_lock);
 	if (hpm_state != NULL) {
 		rc = -EALREADY;
 	} else {
@@ -264,8 +268,19 @@ hpm_init(const struct hpm_config *cfg)
 		if (rc != 0 && hpm_state != NULL)
 			state_destroy();
 	}
-	hpm_unlock(&init_lock);
+	pthread_mutex_unlock(&init_lock);
 	return rc;
+}
+
+int
+hpm_state_find(void)
+{
+	if (hpm_state != NULL)
+		return 0;
+	/* another process's heap, if there is one: attach, as hpm_init() would */
+	if (!hpm_source_eal_ready() || rte_memzone_lookup(HPM_STATE_ZONE) == NULL)
+		return -ENOENT;
+	return hpm_state_ensure();
 }
 
 int
@@ -279,15 +294,28 @@ hpm_state_ensure(void)
 	return rc;
 }
 
+/*
+ * Whether this process's hpm_fini() ends the heap: yes for a heap of its
+ * own; on EAL, the primary's, as EAL's memory is (a secondary that made the
+ * heap because it came first leaves it to the others).
+ */
+static bool
+heap_is_ours(void)
+{
+	if (hpm_state->source != HPM_SOURCE_EAL)
+		return true;
+	return rte_eal_process_type() == RTE_PROC_PRIMARY;
+}
+
 void
 hpm_fini(void)
 {
-	hpm_lock(&init_lock);
-	if (hpm_state != NULL && hpm_state->creator_pid != getpid())
+	pthread_mutex_lock(&init_lock);
+	if (hpm_state != NULL && !heap_is_ours())
 		state_detach();
 	else if (hpm_state != NULL)
 		state_destroy();
-	hpm_unlock(&init_lock);
+	pthread_mutex_unlock(&init_lock);
 }
 
 size_t
@@ -296,12 +324,14 @@ hpm_heap_trim(void)
 	size_t released = 0;
 	unsigned int i;
 
-	if (hpm_state == NULL)
+	if (hpm_state_find() != 0)
 		return 0;
+	hpm_cache_reap(NULL);
 	for (i = 0; i < hpm_state->nsockets; i++) {
 		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
 
-		hpm_lock(&a->lock);
+		if (!hpm_arena_lock(a))
+			continue;
 		/* the pages kept for reuse may be all that keeps a chunk */
 		hpm_gran_release_spares(a);
 		hpm_heap_release_spares(a);
@@ -314,5 +344,5 @@ hpm_heap_trim(void)
 const char *
 hpm_source_name(void)
 {
-	return hpm_state != NULL ? hpm_src->name : NULL;
+	return hpm_state_find() == 0 ? hpm_src->name : NULL;
 }

@@ -63,6 +63,15 @@ void hpm_telemetry_register(void);
 /** Socket of a CPU in the heap's topology (fake or real); -1 if unknown. */
 int hpm_state_socket_of_cpu(int cpu);
 
+/**
+ * Attach to the heap another process of the application made, unless this
+ * process has one already; never makes one. 0 when there is a heap now,
+ * -ENOENT when there is none. For every call that works on blocks or
+ * statistics that may be another process's: a process's first call may be
+ * a free of what another process allocated.
+ */
+int hpm_state_find(void);
+
 /** Initialise with the defaults unless done: 0, or -errno with rte_errno set. */
 int hpm_state_ensure(void);
 

@@ -28,7 +28,8 @@ live_usable(const void *ptr)
 	if (hpm_debug_on)
 		return hpm_debug_usable(ptr);
 	a = &hpm_state->arenas[u->socket];
-	hpm_lock(&a->lock);
+	if (!hpm_arena_lock(a))
+		return 0;
 	size = hpm_block_usable(u, ptr);
 	if (size != 0 && hpm_block_in_cache(u, ptr))
 		size = 0;
@@ -67,7 +68,7 @@ hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
 	uint64_t cached_blocks;
 
 	/* statistics of a heap that does not exist yet: none, and none made */
-	if (hpm_state == NULL) {
+	if (hpm_state_find() != 0) {
 		rte_errno = EINVAL;
 		return -1;
 	}
@@ -76,7 +77,8 @@ hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
 		rte_errno = EINVAL;
 		return -1;
 	}
-	hpm_arena_stats(&hpm_state->arenas[socket], stats);
+	if (hpm_arena_stats(&hpm_state->arenas[socket], stats) != 0)
+		return -1;
 	/* blocks held by caches are free to the application */
 	hpm_cache_held(socket, &cached_bytes, &cached_blocks);
 	cached_bytes = RTE_MIN(cached_bytes, stats->heap_allocsz_bytes);
@@ -95,12 +97,15 @@ hpm_malloc_dump_stats(FILE *f, const char *type)
 	unsigned int i;
 
 	RTE_SET_USED(type);
-	if (hpm_state == NULL)
+	if (hpm_state_find() != 0)
 		return;
 	for (i = 0; i < hpm_state->nsockets; i++) {
 		int socket = hpm_state->socket_ids[i];
 
-		hpm_malloc_get_socket_stats(socket, &st);
+		if (hpm_malloc_get_socket_stats(socket, &st) != 0) {
+			fprintf(f, "Heap id:%d\n\tunusable: %s\n", socket, rte_strerror(rte_errno));
+			continue;
+		}
 		hpm_cache_held(socket, &cached_bytes, &cached_blocks);
 		fprintf(f, "Heap id:%d\n", socket);
 		fprintf(f, "\tHeap name:hpm_socket_%d (%s)\n", socket, hpm_src->name);
@@ -124,8 +129,8 @@ hpm_cache_stats(unsigned int lcore_id, int cls, struct hpm_cache_stats *st)
 	if (lcore_id >= RTE_MAX_LCORE || cls >= HPM_CACHE_NCLASS || st == NULL)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	c = hpm_state != NULL ? __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE)
-			      : NULL;
+	c = hpm_state_find() == 0 ? __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE)
+				  : NULL;
 	if (c == NULL)
 		return -ENOENT;
 	st->socket = c->socket;
@@ -177,12 +182,20 @@ int
 hpm_heap_check(void)
 {
 	unsigned int bad = 0, i;
+	bool torn = false;
 
-	if (hpm_state == NULL)
+	if (hpm_state_find() != 0)
 		return 0;
 	HPM_POISON_SYNC();
-	for (i = 0; i < hpm_state->nsockets; i++)
-		bad += hpm_arena_verify(&hpm_state->arenas[hpm_state->socket_ids[i]]);
+	hpm_cache_reap(NULL);
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
+
+		bad += hpm_arena_verify(a);
+		torn |= hpm_lock_torn(&a->lock);
+	}
 	bad += hpm_debug_check_all();
+	if (torn)
+		return -ENOTRECOVERABLE;
 	return bad != 0 ? -EFAULT : 0;
 }

@@ -43,7 +43,8 @@ census(struct hpm_arena *a, struct arena_census *c)
 	unsigned int i;
 
 	memset(c, 0, sizeof(*c));
-	hpm_lock(&a->lock);
+	if (!hpm_arena_lock(a))
+		return;
 	for (ch = a->chunks; ch != NULL; ch = ch->next) {
 		c->chunks++;
 		for (i = 0; i < ch->nunits; i++)
@@ -220,7 +221,7 @@ hpm_malloc_dump_heaps(FILE *f)
 	struct hpm_cache_stats cs;
 	unsigned int i, r, lcore;
 
-	if (hpm_state == NULL) {
+	if (hpm_state_find() != 0) {
 		fprintf(f, "hpmalloc: not initialised\n");
 		return;
 	}
