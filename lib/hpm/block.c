@@ -28,6 +28,14 @@ hpm_bad_free_count(void)
 				     : bad_pointers_before_init;
 }
 
+struct hpm_unit *
+hpm_block_unit_attach(const void *p)
+{
+	if (hpm_state_find() != 0)
+		return NULL;
+	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
+}
+
 size_t
 hpm_block_bytes(const struct hpm_unit *u, const void *p)
 {

@@ -18,6 +18,22 @@
 #include "unit.h"
 
 /**
+ * The unit of a pointer hpmalloc may own, or NULL, as far as this process's
+ * heap goes: NULL before it has one. For the free hit path, whose NULL
+ * branch leads to hpm_block_unit().
+ */
+static inline struct hpm_unit *
+hpm_block_unit_here(const void *p)
+{
+	if (unlikely(hpm_state == NULL))
+		return NULL;
+	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
+}
+
+/** hpm_block_unit() before this process has a heap: attach, then look. */
+struct hpm_unit *hpm_block_unit_attach(const void *p);
+
+/**
  * The unit of a pointer hpmalloc may own, or NULL. A process whose first
  * call frees or looks at another process's block attaches to the heap here,
  * on the branch every call takes anyway: nothing on the hit path.
@@ -25,8 +41,8 @@
 static inline struct hpm_unit *
 hpm_block_unit(const void *p)
 {
-	if (unlikely(hpm_state == NULL) && hpm_state_find() != 0)
-		return NULL;
+	if (unlikely(hpm_state == NULL))
+		return hpm_block_unit_attach(p);
 	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
 }
 

@@ -356,6 +356,9 @@ free_miss(void *ptr, struct hpm_unit *u)
 	uint8_t *state;
 	int cls;
 
+	/* this process's first call: another process's heap, if there is one */
+	if (u == NULL && hpm_state == NULL)
+		u = hpm_block_unit(ptr);
 	if (unlikely(hpm_debug_on)) {
 		if (!hpm_debug_free(ptr))
 			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
@@ -377,7 +380,7 @@ static __rte_always_inline void
 free_fast(void *ptr)
 {
 	struct hpm_cache_tls *t = &hpm_cache_tls;
-	struct hpm_unit *u = hpm_block_unit(ptr);
+	struct hpm_unit *u = hpm_block_unit_here(ptr);
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
 	uint8_t *state;

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The cache hit path in instructions: COUNT alloc+free pairs (or bursts) of
+ * one kind on the main lcore, after a warm-up, nothing else. Run it under
+ * callgrind twice, with COUNT and with 0, and divide the difference in
+ * instructions by COUNT (devtools/hit-path-instructions.sh does): a figure
+ * that does not depend on the machine's load, unlike nanoseconds.
+ *
+ * usage: bench_hit_path KIND COUNT [EAL options]
+ *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+
+#include "hpm_malloc.h"
+
+#define BURST 32
+
+static void *volatile sink;
+
+static void __attribute__((noinline)) run(const char *kind, long count)
+{
+	size_t size = 64;
+	unsigned int align = 0, i;
+	void *objs[BURST];
+	long n;
+
+	if (!strcmp(kind, "pair1000")) {
+		size = 1000;
+		align = 64;
+	} else if (!strcmp(kind, "pair4k") || !strcmp(kind, "burst4k") || !strcmp(kind, "bulk4k")) {
+		size = 4096;
+		align = 4096;
+	} else if (!strcmp(kind, "pair64k")) {
+		size = 65536;
+		align = 65536;
+	}
+	if (!strncmp(kind, "pair", 4)) {
+		for (n = 0; n < count; n++) {
+			void *p = hpm_malloc(NULL, size, align);
+
+			sink = p;
+			hpm_free(p);
+		}
+	} else if (!strcmp(kind, "burst4k")) {
+		for (n = 0; n < count; n++) {
+			for (i = 0; i < BURST; i++)
+				objs[i] = hpm_malloc(NULL, size, align);
+			for (i = 0; i < BURST; i++)
+				hpm_free(objs[i]);
+		}
+	} else {
+		for (n = 0; n < count; n++) {
+			if (hpm_malloc_bulk(objs, BURST, size, align, SOCKET_ID_ANY) == 0)
+				hpm_free_bulk(objs, BURST);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eal_argv[] = {argv[0], "-l", "0", "--no-pci", "--no-huge", "-m", "256",
+		"--file-prefix=hpmt_hit_path", "--log-level=lib.eal:error", NULL};
+	long count;
+
+	if (argc < 3)
+		return 2;
+	count = atol(argv[2]);
+	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0 || hpm_init(NULL) != 0)
+		return 1;
+	run(argv[1], 1000); /* warm: refills done, the cache in steady state */
+	run(argv[1], count);
+	hpm_fini();
+	rte_eal_cleanup();
+	return 0;
+}
