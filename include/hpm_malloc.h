@@ -518,6 +518,15 @@ void hpm_malloc_dump_heaps(FILE *f);
 rte_iova_t hpm_malloc_virt2iova(const void *addr);
 
 /**
+ * Caches of threads without an lcore id have ids from this one on, after the
+ * lcores': HPM_CACHE_THREAD_SLOTS of them (a thread takes one at its first
+ * call and gives it back at its exit; when all are taken, the locked path).
+ */
+#define HPM_CACHE_THREAD_SLOT0 RTE_MAX_LCORE
+/** How many caches threads without an lcore id can have at once. */
+#define HPM_CACHE_THREAD_SLOTS 128
+
+/**
  * Statistics of a per-lcore cache (of one class, or summed over its classes).
  */
 struct hpm_cache_stats {
@@ -531,21 +540,24 @@ struct hpm_cache_stats {
 };
 
 /**
- * Give the calling lcore's cached blocks back to the heap. The heap does
- * this itself before it grows; an application calls it when an lcore is
- * done with allocations for a while.
+ * Give the calling thread's cached blocks back to the heap (its lcore's
+ * cache, or its own if it has no lcore id). The heap does this itself
+ * before it grows, and a thread without an lcore id at its exit; an
+ * application calls it when a thread is done with allocations for a while.
  */
 void hpm_cache_flush(void);
 
 /**
  * Give another lcore's cached blocks back to the heap. The caller must make
  * sure that lcore runs no hpmalloc call meanwhile (e.g. after
- * rte_eal_wait_lcore()).
+ * rte_eal_wait_lcore()). Caches of dead processes come back by themselves
+ * (at the next trim or check).
  *
  * @param lcore_id
- *   The lcore.
+ *   The lcore, or HPM_CACHE_THREAD_SLOT0 + n for the n-th cache of threads
+ *   without an lcore id.
  * @return
- *   0, or -EINVAL for an lcore id out of range.
+ *   0, or -EINVAL for an id out of range.
  */
 int hpm_cache_flush_lcore(unsigned int lcore_id);
 
@@ -553,7 +565,8 @@ int hpm_cache_flush_lcore(unsigned int lcore_id);
  * Statistics of an lcore's cache.
  *
  * @param lcore_id
- *   The lcore.
+ *   The lcore, or HPM_CACHE_THREAD_SLOT0 + n for the n-th cache of threads
+ *   without an lcore id (plain pthreads; every thread without EAL).
  * @param cls
  *   A class (0 to hpm_cache_class_count() - 1), or -1 for all of them.
  * @param stats

@@ -26,6 +26,7 @@
 #include <rte_ring.h>
 
 #include "hpm_malloc.h"
+#include "lcore_cache.h"
 #include "source.h"
 #include "test_common.h"
 
@@ -151,7 +152,7 @@ static void *
 thread_main(void *arg)
 {
 	RTE_SET_USED(arg);
-	/* no lcore id: every call takes the locked path */
+	/* no lcore id: a thread cache of its own */
 	CHECK(rte_lcore_id() == LCORE_ID_ANY, "the pthread has lcore %u", rte_lcore_id());
 	churn(NULL, to_thread, NULL, 0x5678, &thread_c);
 	return NULL;
@@ -293,6 +294,108 @@ snapshot(struct rte_malloc_socket_stats *st)
 {
 	hpm_cache_flush();
 	CHECK(hpm_malloc_get_socket_stats(0, st) == 0, "stats");
+}
+
+/* What a plain thread (no lcore id) saw of its own cache. */
+struct plain_result {
+	unsigned int slot;
+	uint64_t hits, misses;
+	bool all_allocated;
+	pthread_barrier_t *hold;
+};
+
+static void *
+plain_main(void *arg)
+{
+	struct plain_result *r = arg;
+	struct hpm_cache_stats cs, cs0 = {0};
+	unsigned int i;
+
+	r->all_allocated = true;
+	hpm_free(hpm_malloc("plain", 64, 0)); /* binds: the stats of its slot from here */
+	r->slot = hpm_cache_tls.cache != &hpm_cache_none ? hpm_cache_tls.cache->lcore : 0;
+	if (r->slot != 0)
+		hpm_cache_stats(r->slot, -1, &cs0);
+	for (i = 0; i < 1000; i++) {
+		void *a = hpm_malloc("plain", 64, 0), *b = hpm_malloc("plain", 4096, 4096);
+
+		r->all_allocated &= a != NULL && b != NULL;
+		hpm_free(a);
+		hpm_free(b);
+	}
+	if (r->slot != 0 && hpm_cache_stats(r->slot, -1, &cs) == 0) {
+		r->hits = cs.hits - cs0.hits;
+		r->misses = cs.misses - cs0.misses;
+	}
+	/* all hold their slots at once */
+	if (r->hold != NULL)
+		pthread_barrier_wait(r->hold);
+	return NULL;
+}
+
+/*
+ * Plain pthreads get caches of their own: lock-free hits, given back at
+ * the thread's exit, the slot taken again by the next thread; when more
+ * threads than slots live at once, the others take the locked path.
+ */
+static void
+plain_threads(void)
+{
+	enum { MANY = HPM_CACHE_THREAD_SLOTS + 8 };
+	static struct plain_result many[MANY];
+	static pthread_t tids[MANY];
+	struct rte_malloc_socket_stats before, after;
+	struct plain_result r1 = {0}, r2 = {0};
+	struct hpm_cache_stats cs;
+	pthread_barrier_t hold;
+	unsigned int i, cached = 0, locked = 0, distinct = 1;
+	pthread_t t;
+
+	snapshot(&before);
+	CHECK(pthread_create(&t, NULL, plain_main, &r1) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	CHECK(r1.all_allocated, "plain thread: allocations failed");
+	CHECK(r1.slot >= HPM_CACHE_THREAD_SLOT0 && r1.hits >= 1900 && r1.misses < 50,
+		"plain thread: slot %u, %" PRIu64 " hits, %" PRIu64 " misses", r1.slot, r1.hits,
+		r1.misses);
+	CHECK(hpm_cache_stats(r1.slot, -1, &cs) == 0 && cs.blocks == 0,
+		"plain thread: its cache holds %" PRIu64 " blocks after its exit", cs.blocks);
+	CHECK(pthread_create(&t, NULL, plain_main, &r2) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	CHECK(r2.slot == r1.slot, "the next plain thread took slot %u, not %u", r2.slot, r1.slot);
+	/* more threads than slots at once */
+	pthread_barrier_init(&hold, NULL, MANY);
+	for (i = 0; i < MANY; i++) {
+		many[i].hold = &hold;
+		CHECK(pthread_create(&tids[i], NULL, plain_main, &many[i]) == 0, "pthread_create");
+	}
+	for (i = 0; i < MANY; i++)
+		pthread_join(tids[i], NULL);
+	pthread_barrier_destroy(&hold);
+	for (i = 0; i < MANY; i++) {
+		unsigned int j;
+
+		CHECK(many[i].all_allocated, "thread %u: allocations failed", i);
+		if (many[i].slot == 0) {
+			locked++;
+			continue;
+		}
+		cached++;
+		for (j = 0; j < i; j++)
+			if (many[j].slot == many[i].slot)
+				distinct = 0;
+	}
+	CHECK(cached == HPM_CACHE_THREAD_SLOTS && locked == MANY - cached && distinct,
+		"%u threads at once: %u with a cache (%s), %u on the locked path", MANY, cached,
+		distinct ? "distinct" : "shared", locked);
+	snapshot(&after);
+	CHECK(after.alloc_count == before.alloc_count &&
+			after.heap_allocsz_bytes == before.heap_allocsz_bytes,
+		"plain threads: %u blocks, %zu bytes left (before %u, %zu)", after.alloc_count,
+		after.heap_allocsz_bytes, before.alloc_count, before.heap_allocsz_bytes);
+	printf("plain threads: a cache each (slot %u: %" PRIu64 " hits, %" PRIu64
+	       " misses), back at exit; %u at once: %u cached, %u locked\n",
+		r1.slot, r1.hits, r1.misses, MANY, cached, locked);
 }
 
 static void
@@ -464,6 +567,7 @@ main(int argc, char **argv)
 	lcores_apart();
 	stress(seconds);
 	registered_thread();
+	plain_threads();
 	bulk_dry(4096, 4096);
 	bulk_dry(64, 0);
 	bulk_dry(8192, 4096);

@@ -230,7 +230,7 @@ singles_page(struct hpm_arena *a, unsigned int cls, unsigned int lcore)
 	struct hpm_gran *g;
 	uint32_t mask;
 
-	HPM_ASSERT(lcore < RTE_MAX_LCORE); /* only caches take singles */
+	HPM_ASSERT(lcore < HPM_GRAN_OWNERS); /* only caches take singles */
 	g = gc->own[lcore];
 	if (g != NULL && g->nfree > 0)
 		return g;
@@ -302,7 +302,7 @@ hpm_gran_disown(struct hpm_arena *a, unsigned int lcore)
 {
 	unsigned int cls;
 
-	HPM_ASSERT(lcore < RTE_MAX_LCORE);
+	HPM_ASSERT(lcore < HPM_GRAN_OWNERS);
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		struct hpm_gran_class *gc = &a->gran[cls];
 
@@ -513,7 +513,8 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 		for (l = a->gran[g->cls].bins[g->bin]; l != NULL; l = l->next)
 			if (l == g)
 				listed = true;
-	if (g->owner != 0 && (g->owner > RTE_MAX_LCORE || a->gran[g->cls].own[g->owner - 1] != g)) {
+	if (g->owner != 0 &&
+		(g->owner > HPM_GRAN_OWNERS || a->gran[g->cls].own[g->owner - 1] != g)) {
 		HPM_LOG(ERR, "check: granule page %p: owner %u does not list it", u->va, g->owner);
 		bad++;
 	}
@@ -544,7 +545,7 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		unsigned int bin;
 
-		for (i = 0; i < RTE_MAX_LCORE; i++)
+		for (i = 0; i < HPM_GRAN_OWNERS; i++)
 			if (a->gran[cls].own[i] != NULL && a->gran[cls].own[i]->owner != i + 1) {
 				HPM_LOG(ERR,
 					"check: granule class %u: lcore %u owns a page it does not",

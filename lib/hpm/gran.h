@@ -58,9 +58,15 @@ struct hpm_gran {
 	/** Bin the page is listed in, or HPM_GRAN_NO_BIN. */
 	uint8_t bin;
 	uint8_t cls;
-	/** lcore + 1 of the cache taking single granules from this page, 0 if none. */
+	/** Slot + 1 of the cache taking single granules from this page, 0 if none. */
 	uint16_t owner;
 };
+
+/**
+ * Caches that may own a page of single granules, by slot: the lcores', then
+ * the plain threads' (lcore_cache.h).
+ */
+#define HPM_GRAN_OWNERS (RTE_MAX_LCORE + 128)
 
 /** Pages of one granule size in an arena. */
 struct hpm_gran_class {
@@ -71,8 +77,8 @@ struct hpm_gran_class {
 	uint32_t npages;
 	/** Pages with every granule free; one is kept, more go back to the chunk. */
 	uint32_t nempty;
-	/** The page each lcore's cache takes single granules from (owner says so). */
-	struct hpm_gran *own[RTE_MAX_LCORE];
+	/** The page each cache slot takes single granules from (owner says so). */
+	struct hpm_gran *own[HPM_GRAN_OWNERS];
 };
 
 struct hpm_arena;

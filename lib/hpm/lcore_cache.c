@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -113,17 +116,111 @@ cache_claim(struct hpm_lcore_cache *c)
 		__ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
-/* The socket a thread's cache serves: its lcore's, else the first with memory. */
+/* The socket a cache serves: its lcore's, or the CPU's of a thread, else the first with memory. */
 static int
-cache_socket(unsigned int lcore)
+cache_socket(unsigned int slot)
 {
-	unsigned int s = hpm_state->cfg.fake_sockets != 0
-		? (unsigned int)hpm_state_socket_of_cpu(rte_lcore_to_cpu_id(lcore))
-		: rte_lcore_to_socket_id(lcore);
+	unsigned int s;
 
+	if (slot >= RTE_MAX_LCORE)
+		s = (unsigned int)hpm_state_socket_of_cpu(sched_getcpu());
+	else if (hpm_state->cfg.fake_sockets != 0)
+		s = (unsigned int)hpm_state_socket_of_cpu(rte_lcore_to_cpu_id(slot));
+	else
+		s = rte_lcore_to_socket_id(slot);
 	if (s < RTE_MAX_NUMA_NODES && hpm_state->arenas[s].present)
 		return s;
 	return hpm_state->socket_ids[0];
+}
+
+/* The cache of a slot, made if there is none. Cache lock held. */
+static struct hpm_lcore_cache *
+slot_cache(unsigned int slot)
+{
+	struct hpm_lcore_cache *c = hpm_state->caches[slot];
+
+	if (c != NULL)
+		return c;
+	c = cache_create(slot, cache_socket(slot));
+	if (c != NULL) {
+		__atomic_store_n(&hpm_state->caches[slot], c, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
+	}
+	return c;
+}
+
+static void
+cache_held(const struct hpm_lcore_cache *c, size_t *bytes, uint64_t *blocks)
+{
+	unsigned int i;
+
+	*bytes = 0;
+	*blocks = 0;
+	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+		uint32_t len = __atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED);
+
+		*blocks += len;
+		*bytes += len * hpm_cache_class_bytes(i);
+	}
+}
+
+/*
+ * A thread slot for a thread without an lcore id: a free one of this
+ * process's, or of nobody's, or of a dead process's; NULL when all are
+ * taken. Cache lock held.
+ */
+static struct hpm_lcore_cache *
+thread_slot_take(void)
+{
+	unsigned int slot;
+
+	for (slot = RTE_MAX_LCORE; slot < HPM_CACHE_SLOTS; slot++) {
+		struct hpm_lcore_cache *c = hpm_state->caches[slot];
+
+		if (c != NULL &&
+			(__atomic_load_n(&c->thread_held, __ATOMIC_ACQUIRE) != 0 ||
+				!cache_claim(c)))
+			continue;
+		c = slot_cache(slot);
+		if (c != NULL) {
+			size_t bytes;
+			uint64_t blocks;
+
+			/* an empty cache serves the socket the thread runs on now */
+			cache_held(c, &bytes, &blocks);
+			if (blocks == 0)
+				__atomic_store_n(&c->socket, cache_socket(slot), __ATOMIC_RELAXED);
+			__atomic_store_n(&c->owner, hpm_lock_self, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->thread_held, 1, __ATOMIC_RELEASE);
+		}
+		return c;
+	}
+	return NULL;
+}
+
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+
+/* A thread with a thread slot exits: its blocks go back, the slot to the next thread. */
+static void
+thread_exit(void *cache)
+{
+	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_lcore_cache *c = cache;
+
+	if (t->gen != hpm_cache_gen || t->cache != c)
+		return; /* hpm_fini() took the slot back already */
+	hpm_cache_flush_all(c);
+	__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELEASE);
+	t->cache = &hpm_cache_none;
+	t->gen = 0;
+}
+
+static void
+thread_key_make(void)
+{
+	if (pthread_key_create(&thread_key, thread_exit) != 0)
+		HPM_LOG(WARNING, "no thread key: threads without an lcore keep their caches");
 }
 
 struct hpm_lcore_cache *
@@ -137,22 +234,24 @@ hpm_cache_bind(void)
 	if (hpm_state_ready() != 0)
 		return NULL;
 	lcore = rte_lcore_id();
-	if (lcore < RTE_MAX_LCORE && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) &&
-		hpm_state->cfg.cache_max != 0 && !hpm_debug_on &&
-		hpm_lock(&hpm_state->cache_lock)) {
-		c = hpm_state->caches[lcore];
-		if (c == NULL) {
-			c = cache_create(lcore, cache_socket(lcore));
-			if (c != NULL) {
-				__atomic_store_n(&hpm_state->caches[lcore], c, __ATOMIC_RELEASE);
-				__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
+	if (!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) && hpm_state->cfg.cache_max != 0 &&
+		!hpm_debug_on && hpm_lock(&hpm_state->cache_lock)) {
+		if (lcore >= RTE_MAX_LCORE) {
+			c = thread_slot_take();
+		} else {
+			c = slot_cache(lcore);
+			if (c != NULL && !cache_claim(c)) {
+				/* a survivor empties it now: bind at a later call */
+				retry = __atomic_load_n(&c->owner, __ATOMIC_RELAXED) ==
+					HPM_CACHE_REAPING;
+				c = NULL;
 			}
-		} else if (!cache_claim(c)) {
-			/* a survivor empties it now: bind at a later call */
-			retry = __atomic_load_n(&c->owner, __ATOMIC_RELAXED) == HPM_CACHE_REAPING;
-			c = NULL;
 		}
 		hpm_unlock(&hpm_state->cache_lock);
+		if (c != NULL && lcore >= RTE_MAX_LCORE) {
+			pthread_once(&thread_key_once, thread_key_make);
+			pthread_setspecific(thread_key, c);
+		}
 	}
 	t->cache = c != NULL ? c : &hpm_cache_none;
 	t->gen = retry ? 0 : hpm_cache_gen;
@@ -320,27 +419,12 @@ hpm_cache_reclaim_locked(struct hpm_arena *a)
 	return a->alloc_count != before;
 }
 
-static void
-cache_held(const struct hpm_lcore_cache *c, size_t *bytes, uint64_t *blocks)
-{
-	unsigned int i;
-
-	*bytes = 0;
-	*blocks = 0;
-	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
-		uint32_t len = __atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED);
-
-		*blocks += len;
-		*bytes += len * hpm_cache_class_bytes(i);
-	}
-}
-
 unsigned int
 hpm_cache_reap(struct hpm_arena *locked)
 {
 	unsigned int lcore, reaped = 0;
 
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++) {
 		struct hpm_lcore_cache *c =
 			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
 		size_t bytes;
@@ -359,9 +443,10 @@ hpm_cache_reap(struct hpm_arena *locked)
 			flush_all_locked(locked, c);
 		else
 			hpm_cache_flush_all(c);
+		__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
 		HPM_LOG(NOTICE,
-			"lcore %u: its process %d is dead; the %" PRIu64
+			"cache %u: its process %d is dead; the %" PRIu64
 			" blocks (%zu bytes) of its cache are back in the heap",
 			lcore, owner, blocks, bytes);
 		reaped++;
@@ -373,10 +458,13 @@ void
 hpm_cache_reap_due(void)
 {
 	uint64_t now = rte_get_tsc_cycles();
+	uint64_t due = __atomic_load_n(&reap_next_tsc, __ATOMIC_RELAXED);
 
-	if (likely(now < reap_next_tsc))
+	/* one thread of the process looks, every 10 ms */
+	if (likely(now < due) ||
+		!__atomic_compare_exchange_n(&reap_next_tsc, &due, now + rte_get_tsc_hz() / 100,
+			false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
-	reap_next_tsc = now + rte_get_tsc_hz() / 100;
 	hpm_cache_reap(NULL);
 }
 
@@ -385,11 +473,11 @@ hpm_cache_request_drain(int socket)
 {
 	unsigned int lcore, i;
 
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++) {
 		struct hpm_lcore_cache *c =
 			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
 
-		if (c == NULL || c->socket != socket || lcore == rte_lcore_id())
+		if (c == NULL || c->socket != socket || c == hpm_cache_tls.cache)
 			continue;
 		for (i = 0; i < HPM_CACHE_NCLASS; i++)
 			if (__atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED) != 0)
@@ -406,7 +494,7 @@ hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 	*blocks = 0;
 	if (hpm_state == NULL)
 		return;
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++) {
 		struct hpm_lcore_cache *c =
 			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
 		size_t b;
@@ -437,11 +525,21 @@ lcore_uninit(unsigned int lcore_id, void *arg)
 	t->gen = 0;
 }
 
+/* A thread that registers gets an lcore id: its thread slot goes back, it binds anew. */
 static int
 lcore_init(unsigned int lcore_id, void *arg)
 {
+	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_lcore_cache *c = t->cache;
+
 	RTE_SET_USED(lcore_id);
 	RTE_SET_USED(arg);
+	if (hpm_state != NULL && t->gen == hpm_cache_gen && c != &hpm_cache_none && c != NULL &&
+		c->lcore >= RTE_MAX_LCORE) {
+		thread_exit(c);
+		pthread_setspecific(thread_key, NULL);
+	}
+	t->gen = 0;
 	return 0;
 }
 
@@ -467,12 +565,13 @@ hpm_cache_fini_process(bool all)
 {
 	unsigned int lcore;
 
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++) {
 		struct hpm_lcore_cache *c = hpm_state->caches[lcore];
 
 		if (c != NULL &&
 			(all || __atomic_load_n(&c->owner, __ATOMIC_RELAXED) == hpm_lock_self)) {
 			hpm_cache_flush_all(c);
+			__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
 		}
 	}

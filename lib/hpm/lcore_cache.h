@@ -21,15 +21,20 @@
  * free is caught without a lock, and without touching the block's memory
  * (4 KiB-aligned blocks all fall in the same L1 set).
  *
- * Caches live in shared metadata, indexed by lcore id, so that they work in
+ * Caches live in shared metadata, in slots: one per lcore id, then
+ * HPM_THREAD_CACHES for threads that have no lcore id (plain pthreads, and
+ * every thread of a program without EAL), taken at a thread's first call
+ * and given back when it exits (a pthread key's destructor), so that they work in
  * every process of a multi-process application (processes use distinct
  * lcores; a cache records the process that uses it, and a thread of another
  * live process with the same lcore id takes the locked path). When a process
  * dies, the blocks in its caches go back to the heap at the survivors' next
  * trim, check or growth, or at a miss 10 ms after the death at the latest.
- * Threads without an lcore id take the locked path.
+ * A thread without an lcore id takes the locked path only when every
+ * thread slot is taken.
  */
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +43,7 @@
 #include <rte_common.h>
 #include <rte_per_lcore.h>
 
+#include "hpm_malloc.h"
 #include "gran.h"
 #include "lock.h"
 #include "heap.h"
@@ -81,12 +87,20 @@ struct hpm_cache_stack {
 	struct hpm_cache_obj objs[HPM_CACHE_CAP];
 } __rte_cache_aligned;
 
+/** Slots for threads without an lcore id, after the lcores' RTE_MAX_LCORE. */
+#define HPM_THREAD_CACHES HPM_CACHE_THREAD_SLOTS
+#define HPM_CACHE_SLOTS (HPM_CACHE_THREAD_SLOT0 + HPM_THREAD_CACHES)
+static_assert(HPM_CACHE_SLOTS <= HPM_GRAN_OWNERS, "every cache slot may own granule pages");
+
 /** A cache's owner while a survivor gives a dead owner's blocks back. */
 #define HPM_CACHE_REAPING (-1)
 
 struct hpm_lcore_cache {
 	int socket;
+	/** Slot: the lcore id, or RTE_MAX_LCORE + n for the n-th thread cache. */
 	unsigned int lcore;
+	/** A thread of the owner holds this thread slot (0 for lcore slots). */
+	uint32_t thread_held;
 	/**
 	 * pid of the process whose lcore uses the cache; 0 for none. A process
 	 * that finds the owner dead gives the blocks back (hpm_cache_reap()).

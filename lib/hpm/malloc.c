@@ -720,7 +720,7 @@ hpm_cache_flush_lcore(unsigned int lcore_id)
 {
 	struct hpm_lcore_cache *c;
 
-	if (lcore_id >= RTE_MAX_LCORE)
+	if (lcore_id >= HPM_CACHE_SLOTS)
 		return -EINVAL;
 	if (hpm_state_find() != 0)
 		return 0;

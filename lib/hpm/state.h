@@ -46,7 +46,8 @@ struct hpm_state {
 	uint64_t bad_frees;
 	hpm_lock_t cache_lock;
 	uint32_t ncaches;
-	struct hpm_lcore_cache *caches[RTE_MAX_LCORE];
+	/** By slot: lcores, then threads without an lcore id (lcore_cache.h). */
+	struct hpm_lcore_cache *caches[HPM_CACHE_SLOTS];
 	struct hpm_meta meta;
 	struct hpm_arena arenas[RTE_MAX_NUMA_NODES];
 	struct hpm_pagemap pagemap;

@@ -126,7 +126,7 @@ hpm_cache_stats(unsigned int lcore_id, int cls, struct hpm_cache_stats *st)
 	struct hpm_lcore_cache *c;
 	unsigned int i;
 
-	if (lcore_id >= RTE_MAX_LCORE || cls >= HPM_CACHE_NCLASS || st == NULL)
+	if (lcore_id >= HPM_CACHE_SLOTS || cls >= HPM_CACHE_NCLASS || st == NULL)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	c = hpm_state_find() == 0 ? __atomic_load_n(&hpm_state->caches[lcore_id], __ATOMIC_ACQUIRE)

@@ -181,7 +181,7 @@ tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 		}
 		return 0;
 	}
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++) {
+	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++) {
 		struct rte_tel_data *c;
 
 		if (hpm_cache_stats(lcore, -1, &cs) != 0)
@@ -191,7 +191,10 @@ tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 			return -ENOMEM;
 		rte_tel_data_start_dict(c);
 		add_cache_stats(c, &cs);
-		snprintf(name, sizeof(name), "lcore_%u", lcore);
+		if (lcore < RTE_MAX_LCORE)
+			snprintf(name, sizeof(name), "lcore_%u", lcore);
+		else
+			snprintf(name, sizeof(name), "thread_%u", lcore - RTE_MAX_LCORE);
 		rte_tel_data_add_dict_container(d, name, c, 0);
 	}
 	return 0;
@@ -235,7 +238,7 @@ hpm_malloc_dump_heaps(FILE *f)
 		for (r = 0; r < RTE_DIM(role_names); r++)
 			fprintf(f, "\tunits %s:%u\n", role_names[r], c.units[r]);
 	}
-	for (lcore = 0; lcore < RTE_MAX_LCORE; lcore++)
+	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++)
 		if (hpm_cache_stats(lcore, -1, &cs) == 0)
 			fprintf(f,
 				"Cache lcore:%u socket:%d blocks:%" PRIu64
