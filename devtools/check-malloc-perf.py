@@ -12,7 +12,9 @@ then: every selected workload is in the JSON file and did not fail; every
 selected backend (those that this build has) ran it or says why not; every
 figure that must be there is; rates (ops, packets) are above zero; fwd
 moved packets on every backend and ran `none`; paced has a latency CDF per
-backend; the CSV file has a row per workload, metric and backend.
+backend; pipeline ran wherever it had two lcores, and says why not where it
+had one; pthreads has positive ratios (2 vs 1, vs lcore); the CSV file has a
+row per workload, metric and backend.
 --help-check: --help lists every option, backend and workload.
 --interactive: commands piped into -i get their answers.
 Exit status: 0 passed, 1 failed, 77 skipped (what the test needs is missing).
@@ -106,8 +108,8 @@ def check_help(binary):
               "tcmalloc", "none"]:
         if b not in backends:
             fail("--help does not list backend %s" % b)
-    for w in ["seed-grow", "granule-full", "pair", "burst", "scale", "contig", "churn", "mixed",
-              "held", "paced", "fwd"]:
+    for w in ["seed-grow", "granule-full", "pair", "burst", "scale", "pipeline", "pthreads",
+              "contig", "churn", "mixed", "held", "paced", "fwd"]:
         if w not in workloads:
             fail("--help does not list workload %s" % w)
     for cmd in ["start", "stop", "show", "set", "help", "quit"]:
@@ -178,6 +180,8 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
                 fail("%s: backend %s skipped without a reason" % (wname, b))
         if wname in BASELINE and "none" not in ran:
             fail("%s: no `none` baseline" % wname)
+        if wname == "pipeline":
+            check_pipeline(w, expected, ran)
         if args.expect_lcores and wname in ("pair", "burst", "paced", "fwd") and \
                 len(w.get("lcores", [])) != args.expect_lcores:
             fail("%s: ran on lcores %s, expected %d of them" %
@@ -188,6 +192,8 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
         for m in w.get("metrics", []):
             for b in ran:
                 check_metric(wname, m, b, repeat)
+                if wname == "pthreads" and m.get("unit") == "x":
+                    check_positive(wname, m, b)
         if wname == "paced":
             lat = w.get("latency", {})
             for b in ran:
@@ -199,6 +205,26 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
         print("ok: %s on %s" % (wname, ", ".join(ran)))
     if len(rows) != nrows:
         fail("CSV: %d rows, expected %d" % (len(rows), nrows))
+
+
+def check_pipeline(w, expected, ran):
+    """Two lcores (or more): every backend ran; one: each says it needs two."""
+    two = len(w.get("lcores", [])) >= 2
+    for b in expected:
+        why = w.get("skipped", {}).get(b, "")
+        if two and b not in ran:
+            fail("pipeline: backend %s did not run on lcores %s: %s" % (b, w.get("lcores"), why))
+        if not two and b in ran:
+            fail("pipeline: backend %s ran on one lcore" % b)
+        if not two and "two lcores" not in why:
+            fail("pipeline: backend %s skipped on one lcore without saying why: %r" % (b, why))
+
+
+def check_positive(wname, m, b):
+    runs = m.get("backends", {}).get(b, {}).get("runs", [])
+    if not all(v is not None and v > 0 for v in runs):
+        fail("%s: %s (%s) on %s: not above zero (%s)" % (wname, m.get("name"), m.get("unit"),
+                                                          b, runs))
 
 
 def check_metric(wname, m, b, repeat):

@@ -8,6 +8,8 @@
 # cache test under ThreadSanitizer (build-tsan/), and the libFuzzer harness for
 # a minute with ASan and UBSan (build-fuzz/, devtools/run-fuzz.sh; one test in
 # the tally). The soak (suite soak, a minute) runs in the release build only.
+# The layer check (devtools/check-layers: calls and includes that run back up,
+# from build/'s objects; one test in the tally) follows the release build.
 # The guides and the API reference are built in build/ too (meson target doc,
 # warnings as errors, and the performance page checked against doc/perf's
 # JSON: one test in the tally).
@@ -81,6 +83,14 @@ if ninja -C build; then
 	meson test -C build --print-errorlogs "$@" || status=1
 	count build
 else
+	status=1
+fi
+
+echo "=== layers: calls and includes that run back up (devtools/check-layers)"
+if devtools/check-layers --build build; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
 	status=1
 fi
 

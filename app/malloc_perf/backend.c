@@ -19,27 +19,11 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_memzone.h>
-#include <rte_rwlock.h>
 #include <rte_spinlock.h>
 
 #include <hpm_malloc.h>
 
 #include "malloc_perf.h"
-
-/* what the stats thread reads is not torn down under it */
-static rte_rwlock_t be_lock = RTE_RWLOCK_INITIALIZER;
-
-void
-mp_backend_lock(void)
-{
-	rte_rwlock_write_lock(&be_lock);
-}
-
-void
-mp_backend_unlock(void)
-{
-	rte_rwlock_write_unlock(&be_lock);
-}
 
 /* hpm and hpm-locked: one hpmalloc, initialised with the config of the one that runs */
 
@@ -491,7 +475,7 @@ mp_backend_peek(const struct mp_backend *be, const unsigned int *lcores, unsigne
 	uint64_t h, mi;
 	unsigned int i;
 
-	if (rte_rwlock_read_trylock(&be_lock) != 0)
+	if (!mp_backend_trylock_read())
 		return false;
 	mp_backend_memory(be, m);
 	*hits = *misses = -1;
@@ -501,6 +485,6 @@ mp_backend_peek(const struct mp_backend *be, const unsigned int *lcores, unsigne
 		*hits = (*hits < 0 ? 0 : *hits) + (int64_t)h;
 		*misses = (*misses < 0 ? 0 : *misses) + (int64_t)mi;
 	}
-	rte_rwlock_read_unlock(&be_lock);
+	mp_backend_unlock_read();
 	return true;
 }

@@ -44,6 +44,8 @@ runner_main(void *arg)
 	int rc;
 
 	rc = mp_run_all(cfg, results, &nres);
+	if (nres > 0)
+		mp_report_summary(results, nres);
 	if (cfg->json[0] != '\0' && nres > 0 &&
 		mp_report_json(cfg->json, cli.env, cfg, results, nres) == 0)
 		printf("figures written to %s\n", cfg->json);

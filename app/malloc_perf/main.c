@@ -2,8 +2,9 @@
 
 /*
  * malloc_perf: EAL arguments, "--", then its own options (options.c). Runs
- * the selected workloads on the selected backends and prints the tables
- * (runner.c, report.c), or gives a prompt (-i, cli.c).
+ * the selected workloads on the selected backends with the stats line
+ * (runner.c, stats.c) and prints the tables (report.c), or gives a prompt
+ * (-i, cli.c).
  */
 
 #include <errno.h>
@@ -162,8 +163,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	signal(SIGINT, on_signal);
+	if (cfg.stats_period != 0)
+		mp_stats_start(cfg.stats_period);
 	if (mp_run_all(&cfg, results, &nres) != 0)
 		status = EXIT_FAILURE;
+	mp_stats_stop();
+	if (nres > 0)
+		mp_report_summary(results, nres);
 	if (cfg.json[0] != '\0') {
 		ret = mp_report_json(cfg.json, &env, &cfg, results, nres);
 		if (ret != 0) {

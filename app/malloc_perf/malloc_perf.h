@@ -12,6 +12,13 @@
  * tables and writes JSON and CSV; stats.c prints the per-second stats line;
  * cli.c is the interactive prompt; options.c the command line and the
  * settings that both share.
+ *
+ * Calls run one way (devtools/layers.txt; devtools/check-layers checks it),
+ * bottom up: util.c, hist.c (depend on nothing) -> control.c (stop flag,
+ * barrier, run status, backend lock) -> the backends -> backend.c (their
+ * table) -> wl_common.c (what workloads share) -> the workloads ->
+ * workload.c (their table) -> report.c, options.c -> runner.c -> stats.c
+ * (watches the runs through control.c) -> cli.c, main.c.
  */
 
 #include <stdbool.h>
@@ -129,9 +136,6 @@ void mp_backend_memory(const struct mp_backend *be, struct mp_memory *m);
  */
 bool mp_backend_peek(const struct mp_backend *be, const unsigned int *lcores, unsigned int n,
 	struct mp_memory *m, int64_t *hits, int64_t *misses);
-/** Held by a backend while it (re)initialises or makes a pool: mp_backend_peek() waits. */
-void mp_backend_lock(void);
-void mp_backend_unlock(void);
 /** Resident anonymous memory of the process less lazily freed pages, bytes. */
 double mp_rss_bytes(void);
 
@@ -294,15 +298,12 @@ extern const struct mp_workload mp_wl_mixed;
 extern const struct mp_workload mp_wl_paced;
 extern const struct mp_workload mp_wl_fwd;
 
-/* Shared helpers (workload.c). */
+extern const struct mp_workload mp_wl_pipeline;
+extern const struct mp_workload mp_wl_pthreads;
 
-/** Array of n NULL pointers, written now so that no page fault lands in a timed loop. */
-void **mp_ptr_array(unsigned int n);
+/* What the workloads share (wl_common.c). */
+
 void mp_free_all(const struct mp_backend *be, void **blocks, unsigned int n);
-/** Write one byte in each 4 KiB page of a block (so that RSS counts it). */
-void mp_touch(void *p, size_t size);
-/** Random size in [lo, hi], uniform in log2. */
-size_t mp_rand_size(uint64_t *rng, size_t lo, size_t hi);
 /**
  * Alloc+free pairs of one size: at least min_pairs, then until the run's
  * budget (or iterations) is spent; ns per pair and pairs done.
@@ -317,8 +318,15 @@ struct mp_case {
 };
 unsigned int mp_cases(const struct mp_config *cfg, const struct mp_case *defaults,
 	unsigned int ndefaults, struct mp_case *out, char names[][MP_NAME_LEN]);
-/** Name of a size and alignment: "64 B", "4 KiB align 4 KiB". */
-void mp_case_name(char *buf, size_t len, size_t size, unsigned int align);
+/**
+ * Bursts of cfg->burst allocations of one case, then their frees (single
+ * calls, or the bulk API): at least min_bursts, then, if timed, until the
+ * run's budget is spent; ns per block.
+ */
+int mp_burst_loop(struct mp_run *r, struct mp_lcore *lc, const struct mp_case *c, bool bulk,
+	uint64_t min_bursts, bool timed, double *ns);
+/** "2 lcores (0,1)": the lcores a workload with these flags runs on. */
+void mp_lcores_str(const struct mp_config *cfg, unsigned int flags, char *buf, size_t len);
 /**
  * For MP_BE_FIXED backends: lcore 0 makes the pool for this size, the others
  * wait for it (every lcore of the run calls it). 0 or -errno.
@@ -327,13 +335,13 @@ int mp_prepare(struct mp_run *r, struct mp_lcore *lc, size_t size, unsigned int 
 	unsigned int max_live);
 /** Every lcore of the run calls it when done with the pool; lcore 0 frees it. */
 void mp_unprepare(struct mp_run *r, struct mp_lcore *lc);
-/** Size in B, KiB, MiB. */
-void mp_size_str(char *buf, size_t len, size_t size);
 
 /* ---- runner (runner.c) ---- */
 
-/** Set by `stop`, SIGINT, or a failure: loops end at their next check. */
+/** Set by `stop`, SIGINT, or a failure: loops end at their next check (control.c). */
 extern volatile int mp_stop;
+/** Whether the main lcore is busy with the prompt (interactive mode; control.c). */
+extern bool mp_main_busy;
 
 /** The figures of one workload: value(metric, backend, rep), NaN where a run failed. */
 struct mp_results {
@@ -361,15 +369,15 @@ mp_value(const struct mp_results *r, unsigned int m, unsigned int b, unsigned in
 	return &r->values[((size_t)m * r->nbackends + b) * r->nreps + rep];
 }
 
-/** Run every selected workload (tables printed as each ends). Fills res[0 .. *nres - 1]. */
+/**
+ * Run every selected workload (tables printed as each ends). Fills
+ * res[0 .. *nres - 1]; the caller prints the summary (mp_report_summary()).
+ */
 int mp_run_all(const struct mp_config *cfg, struct mp_results *res, unsigned int *nres);
 /** Free what mp_run_all() allocated. */
 void mp_results_free(struct mp_results *res, unsigned int nres);
 /** Teardown of every workload that was set up (at exit). */
 void mp_workloads_teardown(void);
-
-/** Wait until every lcore of the run is here. */
-void mp_barrier(struct mp_run *r);
 
 /** Another round of a timed loop? n units done, elapsed cycles. */
 static inline bool
@@ -387,6 +395,11 @@ mp_progress(struct mp_lcore *lc, uint64_t ops)
 	__atomic_store_n(&lc->ops, ops, __ATOMIC_RELAXED);
 }
 
+/* ---- what the threads share (control.c) ---- */
+
+/** Wait until every lcore of the run is here. */
+void mp_barrier(struct mp_run *r);
+
 /** What runs now, for the stats line and `show stats`. */
 struct mp_status {
 	bool running;
@@ -401,11 +414,21 @@ struct mp_status {
 	uint64_t seq;       /**< runs so far */
 };
 void mp_status_get(struct mp_status *st);
+/** The whole run starts now (the stats line's clock). */
+void mp_status_begin(void);
+/** A run of a workload on a backend starts (workload non-NULL) or ends (NULL). */
+void mp_status_set(const char *workload, const struct mp_backend *be, unsigned int rep,
+	unsigned int nreps, unsigned int nlc, struct mp_lcore *lc);
 
 /** The lcores a run may use: the selected ones; for MP_WL_ALL, every one that can. */
 unsigned int mp_run_lcores(const struct mp_config *cfg, unsigned int flags, unsigned int *out);
-/** Whether the main lcore is busy with the prompt (interactive mode). */
-extern bool mp_main_busy;
+
+/** Held by a backend while it (re)initialises or makes a pool: mp_backend_peek() waits. */
+void mp_backend_lock(void);
+void mp_backend_unlock(void);
+/** The reader's side (mp_backend_peek()): false while a backend holds the lock. */
+bool mp_backend_trylock_read(void);
+void mp_backend_unlock_read(void);
 
 /* ---- stats line (stats.c) ---- */
 
@@ -467,8 +490,6 @@ struct mp_summary {
 };
 
 void mp_summarise(const struct mp_results *r, unsigned int m, unsigned int b, struct mp_summary *s);
-/** Median of n values (sorts them). */
-double mp_median(double *v, unsigned int n);
 /** Print the table of one workload to stdout. */
 void mp_report_table(const struct mp_results *r);
 /** Print the summary of every workload: medians and the ratio to rte. */
@@ -495,7 +516,20 @@ int mp_report_csv(const char *path, const struct mp_results *res, unsigned int n
 /** Run the prompt on stdin until quit or end of input. */
 int mp_cli_run(struct mp_config *cfg, const struct mp_env *env);
 
-/* ---- small helpers ---- */
+/* ---- small helpers (util.c, and inline) ---- */
+
+/** Array of n NULL pointers, written now so that no page fault lands in a timed loop. */
+void **mp_ptr_array(unsigned int n);
+/** Write one byte in each 4 KiB page of a block (so that RSS counts it). */
+void mp_touch(void *p, size_t size);
+/** Random size in [lo, hi], uniform in log2. */
+size_t mp_rand_size(uint64_t *rng, size_t lo, size_t hi);
+/** Size in B, KiB, MiB. */
+void mp_size_str(char *buf, size_t len, size_t size);
+/** Name of a size and alignment: "64 B", "4 KiB align 4 KiB". */
+void mp_case_name(char *buf, size_t len, size_t size, unsigned int align);
+/** Median of n values (sorts them). */
+double mp_median(double *v, unsigned int n);
 
 /** TSC cycles to nanoseconds. */
 static inline double

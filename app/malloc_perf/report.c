@@ -26,23 +26,6 @@
 #define NUM_WIDTH 10
 #define SUM_WL_WIDTH 13
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double
-mp_median(double *v, unsigned int n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void
 mp_summarise(const struct mp_results *r, unsigned int m, unsigned int b, struct mp_summary *s)
 {

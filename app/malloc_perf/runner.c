@@ -5,7 +5,9 @@
  * each repetition (the order of the backends rotates), on the workload's
  * lcores at once (rte_eal_remote_launch; the main lcore runs its part itself
  * when it is selected and free). Per-lcore figures are reduced to one value
- * per run: summed (rates), the maximum, or averaged.
+ * per run: summed (rates), the maximum, or averaged. It prints each
+ * workload's table when it ends; its caller starts the stats line (stats.c,
+ * which watches the runs through control.c) and prints the summary.
  */
 
 #include <errno.h>
@@ -20,21 +22,11 @@
 #include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
-#include <rte_pause.h>
-#include <rte_spinlock.h>
 
 #include "malloc_perf.h"
 
-volatile int mp_stop;
-bool mp_main_busy;
-
 static struct mp_lcore lcs[RTE_MAX_LCORE];
 static struct mp_hist *lc_hist[RTE_MAX_LCORE];
-
-static struct {
-	rte_spinlock_t lock;
-	struct mp_status st;
-} status = {.lock = RTE_SPINLOCK_INITIALIZER};
 
 /* workloads whose setup() ran, for teardown at exit */
 static const struct mp_workload *set_up[MP_MAX_WORKLOADS];
@@ -47,81 +39,6 @@ struct launch {
 };
 
 static struct launch launches[RTE_MAX_LCORE];
-
-void
-mp_status_get(struct mp_status *st)
-{
-	rte_spinlock_lock(&status.lock);
-	*st = status.st;
-	rte_spinlock_unlock(&status.lock);
-}
-
-static void
-status_set(const struct mp_workload *wl, const struct mp_backend *be, unsigned int rep,
-	unsigned int nreps, unsigned int nlc)
-{
-	rte_spinlock_lock(&status.lock);
-	status.st.running = wl != NULL;
-	status.st.workload = wl != NULL ? wl->name : NULL;
-	status.st.backend = be != NULL ? be->name : NULL;
-	status.st.be = be;
-	status.st.rep = rep;
-	status.st.nreps = nreps;
-	status.st.nlc = nlc;
-	status.st.lc = lcs;
-	if (wl != NULL) {
-		status.st.seq++;
-		status.st.run_tsc = rte_rdtsc();
-	}
-	rte_spinlock_unlock(&status.lock);
-}
-
-void
-mp_barrier(struct mp_run *r)
-{
-	unsigned int gen = __atomic_load_n(&r->bar_gen, __ATOMIC_ACQUIRE);
-
-	if (__atomic_add_fetch(&r->bar_count, 1, __ATOMIC_ACQ_REL) == r->nlc) {
-		__atomic_store_n(&r->bar_count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->bar_gen, gen + 1, __ATOMIC_RELEASE);
-		return;
-	}
-	while (__atomic_load_n(&r->bar_gen, __ATOMIC_ACQUIRE) == gen)
-		rte_pause();
-}
-
-static bool
-lcore_can_run(unsigned int id)
-{
-	return rte_lcore_is_enabled(id) && !(mp_main_busy && id == rte_get_main_lcore());
-}
-
-unsigned int
-mp_run_lcores(const struct mp_config *cfg, unsigned int flags, unsigned int *out)
-{
-	unsigned int n = 0, id, i;
-
-	if (flags & MP_WL_SINGLE) {
-		out[0] = cfg->lcores[0];
-		return 1;
-	}
-	if (!(flags & MP_WL_ALL)) {
-		memcpy(out, cfg->lcores, sizeof(out[0]) * cfg->nlcores);
-		return cfg->nlcores;
-	}
-	/* every lcore that can run: the selected ones first */
-	for (i = 0; i < cfg->nlcores; i++)
-		out[n++] = cfg->lcores[i];
-	RTE_LCORE_FOREACH (id) {
-		if (!lcore_can_run(id))
-			continue;
-		for (i = 0; i < n && out[i] != id; i++)
-			;
-		if (i == n)
-			out[n++] = id;
-	}
-	return n;
-}
 
 static int
 worker_main(void *arg)
@@ -227,7 +144,7 @@ run_once(const struct mp_workload *wl, const struct mp_config *cfg, const struct
 			return -EBUSY;
 		}
 	}
-	status_set(wl, be, rep, cfg->repeat, nlc);
+	mp_status_set(wl->name, be, rep, cfg->repeat, nlc, lcs);
 	for (i = 0; i < nlc; i++)
 		if ((int)i != self_idx)
 			rte_eal_remote_launch(worker_main, &launches[i], res->lcores[i]);
@@ -243,7 +160,7 @@ run_once(const struct mp_workload *wl, const struct mp_config *cfg, const struct
 			nanosleep(&ts, NULL);
 		rte_eal_wait_lcore(res->lcores[i]);
 	}
-	status_set(NULL, NULL, 0, 0, 0);
+	mp_status_set(NULL, NULL, 0, 0, 0, lcs);
 	for (i = 0; i < nlc && rc == 0; i++)
 		rc = lcs[i].rc;
 	if (rc == 0 && cfg->check)
@@ -403,20 +320,12 @@ mp_run_all(const struct mp_config *cfg, struct mp_results *res, unsigned int *nr
 	int status_rc = 0;
 
 	*nres = 0;
-	if (cfg->stats_period != 0 && !cfg->interactive)
-		mp_stats_start(cfg->stats_period);
-	rte_spinlock_lock(&status.lock);
-	status.st.start_tsc = rte_rdtsc();
-	rte_spinlock_unlock(&status.lock);
+	mp_status_begin();
 	for (i = 0; i < cfg->nworkloads && !mp_stop; i++) {
 		if (run_workload(cfg->workloads[i], cfg, &res[i]) != 0)
 			status_rc = -EIO;
 		*nres = i + 1;
 	}
-	if (cfg->stats_period != 0 && !cfg->interactive)
-		mp_stats_stop();
-	if (*nres > 0)
-		mp_report_summary(res, *nres);
 	return status_rc;
 }
 

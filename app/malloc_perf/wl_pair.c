@@ -34,24 +34,11 @@ static const struct mp_case pair_defaults[] = {
 };
 
 static void
-lcores_str(const struct mp_config *cfg, unsigned int flags, char *buf, size_t len)
-{
-	unsigned int ids[RTE_MAX_LCORE], n = mp_run_lcores(cfg, flags, ids), i;
-	size_t off;
-
-	off = snprintf(buf, len, "%u lcore%s (", n, n > 1 ? "s" : "");
-	for (i = 0; i < n && off < len; i++)
-		off += snprintf(buf + off, len - off, "%s%u", i ? "," : "", ids[i]);
-	if (off < len)
-		snprintf(buf + off, len - off, ")");
-}
-
-static void
 pair_describe(const struct mp_config *cfg, char *buf, size_t len)
 {
 	char lc[64];
 
-	lcores_str(cfg, 0, lc, sizeof(lc));
+	mp_lcores_str(cfg, 0, lc, sizeof(lc));
 	snprintf(buf, len, "pair: alloc+free of one block after a warm-up, on %s at once", lc);
 }
 
@@ -131,7 +118,7 @@ burst_describe(const struct mp_config *cfg, char *buf, size_t len)
 {
 	char lc[64];
 
-	lcores_str(cfg, 0, lc, sizeof(lc));
+	mp_lcores_str(cfg, 0, lc, sizeof(lc));
 	snprintf(buf, len,
 		"burst: %u allocations then their %u frees, a loop of single calls and the bulk "
 		"API, on %s at once",
@@ -169,42 +156,6 @@ warm_bursts(const struct mp_run *r)
 	return r->cfg->quick ? WARM_BURSTS / 8 : WARM_BURSTS;
 }
 
-/* Bursts until the budget is spent: ns per block. */
-static int
-burst_loop(struct mp_run *r, struct mp_lcore *lc, const struct mp_case *c, bool bulk,
-	uint64_t min_bursts, bool timed, double *ns)
-{
-	const struct mp_backend *be = r->be;
-	unsigned int b = r->cfg->burst, i;
-	void *objs[MP_MAX_BURST];
-	uint64_t n = 0, start, now;
-
-	start = rte_rdtsc();
-	do {
-		if (bulk) {
-			if (unlikely(mp_alloc_bulk(be, objs, b, c->size, c->align) != 0))
-				return -ENOMEM;
-			mp_free_bulk(be, objs, b);
-		} else {
-			for (i = 0; i < b; i++) {
-				objs[i] = be->malloc(MP_TYPE, c->size, c->align);
-				if (unlikely(objs[i] == NULL)) {
-					while (i-- > 0)
-						be->free(objs[i]);
-					return -ENOMEM;
-				}
-			}
-			for (i = 0; i < b; i++)
-				be->free(objs[i]);
-		}
-		n++;
-		mp_progress(lc, lc->ops + b);
-		now = rte_rdtsc();
-	} while (n < min_bursts || (timed && mp_more(r, n, now - start)));
-	*ns = mp_ns(now - start) / (double)(n * b);
-	return 0;
-}
-
 static int
 burst_run(struct mp_run *r, struct mp_lcore *lc)
 {
@@ -221,11 +172,11 @@ burst_run(struct mp_run *r, struct mp_lcore *lc)
 			double ns = NAN;
 
 			if (rc == 0 && prc == 0)
-				rc = burst_loop(r, lc, &cases[i], bulk, warm_bursts(r), false,
+				rc = mp_burst_loop(r, lc, &cases[i], bulk, warm_bursts(r), false,
 					&warm);
 			mp_barrier(r);
 			if (rc == 0 && prc == 0)
-				rc = burst_loop(r, lc, &cases[i], bulk, 4, true, &ns);
+				rc = mp_burst_loop(r, lc, &cases[i], bulk, 4, true, &ns);
 			lc->out[bulk * nc + i] = ns;
 			lc->out[2 * nc + bulk * nc + i] = 1e3 / ns;
 		}
@@ -268,7 +219,7 @@ scale_describe(const struct mp_config *cfg, char *buf, size_t len)
 	struct mp_case c = scale_case(cfg);
 	char lc[64], cs[MP_NAME_LEN];
 
-	lcores_str(cfg, MP_WL_ALL, lc, sizeof(lc));
+	mp_lcores_str(cfg, MP_WL_ALL, lc, sizeof(lc));
 	mp_case_name(cs, sizeof(cs), c.size, c.align);
 	snprintf(buf, len, "scale: bursts of %u x %s (single calls) on 1 lcore, then on %s at once",
 		cfg->burst, cs, lc);
@@ -305,15 +256,15 @@ scale_run(struct mp_run *r, struct mp_lcore *lc)
 	rc = prc;
 	/* a timed warm-up on every lcore: a short first loop runs slower on a VM */
 	if (rc == 0)
-		rc = burst_loop(r, lc, &c, false, warm_bursts(r), true, &warm);
+		rc = mp_burst_loop(r, lc, &c, false, warm_bursts(r), true, &warm);
 	mp_barrier(r);
 	if (lc->idx == 0 && rc == 0) {
-		rc = burst_loop(r, lc, &c, false, 4, true, &ns);
+		rc = mp_burst_loop(r, lc, &c, false, 4, true, &ns);
 		lc->out[0] = 1e3 / ns;
 	}
 	mp_barrier(r);
 	if (rc == 0)
-		rc = burst_loop(r, lc, &c, false, 4, true, &ns);
+		rc = mp_burst_loop(r, lc, &c, false, 4, true, &ns);
 	lc->out[1] = 1e3 / ns;
 	lc->out[3] = ns;
 	mp_unprepare(r, lc);
