@@ -22,7 +22,6 @@
 #include "poison.h"
 #include "state.h"
 
-
 struct hpm_state *hpm_state;
 const struct hpm_source_ops *hpm_src;
 
