@@ -90,6 +90,8 @@ mirror() {
 
 exec 9>"$root.lock"
 flock 9
+# the host's hugepages serve the chroot (as for run-tests.sh)
+devtools/setup-hugepages.sh 4096
 
 t0=$SECONDS
 if [ ! -x "$root/usr/bin/meson" ]; then
@@ -180,6 +182,7 @@ in_root() {
 # packages added to the list since the chroot was made
 missing=()
 for p in "${pkgs[@]}"; do
+	# shellcheck disable=SC2016 # dpkg-query's format, not the shell's
 	in_root dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing+=("$p")
 done
