@@ -77,15 +77,16 @@ mirror() {
 		awk 'BEGIN { RS = ""; FS = "\n" }
 			{ uri = ""; deb = 0; sec = 0
 			  for (i = 1; i <= NF; i++) {
-				if ($i ~ /^Types:.*\<deb\>/) deb = 1
+				if ($i ~ /^Types:/ && ($i " ") ~ /[ \t]deb[ \t]/) deb = 1
 				if ($i ~ /^URIs:/) { split($i, u, /[ \t]+/); uri = u[2] }
 				if ($i ~ /^Suites:.*-security/) sec = 1
 			  }
 			  if (deb && !sec && uri ~ /debian\/?$/) print uri }' "$f"
 	done
+	# (either file may be missing)
 	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
 		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/) break
-			if ($i ~ /debian\/?$/ && $(i + 1) !~ /-security/) print $i }'
+			if ($i ~ /debian\/?$/ && $(i + 1) !~ /-security/) print $i }' || true
 }
 
 exec 9>"$root.lock"
@@ -103,13 +104,20 @@ if [ ! -x "$root/usr/bin/meson" ]; then
 				--no-install-recommends debootstrap
 		}
 	fi
-	url=$(mirror | head -1)
+	url=$(mirror | head -n 1 || true)
 	[ -n "$url" ] || {
 		echo "no Debian mirror in apt's sources: set HPM_CHROOT_MIRROR" >&2
 		exit 1
 	}
 	echo "=== debootstrap $suite (DPDK $version) from $url into $root"
-	# never anything mounted below the half-made one
+	# what is removed must have nothing mounted below (a run killed before its
+	# cleanup leaves the host's /dev and this tree bound there)
+	if awk -v r="$root" 'index($2 "/", r "/") == 1 || index($2 "/", r ".tmp/") == 1 \
+		{ found = 1 } END { exit !found }' /proc/mounts; then
+		echo "$root: something is still mounted below it; unmount it first:" >&2
+		awk -v r="$root" 'index($2, r) == 1 { print "  " $2 }' /proc/mounts >&2
+		exit 1
+	fi
 	rm -rf "$root.tmp"
 	list=$(
 		IFS=,
