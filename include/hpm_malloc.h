@@ -8,7 +8,9 @@
  * hpmalloc: a hugepage memory allocator for DPDK applications.
  *
  * Every rte_malloc() entry point has an hpm_ twin with the same signature and
- * the behaviour of DPDK 22.11, with these documented differences:
+ * the behaviour of DPDK's rte_malloc, checked against DPDK 22.11, 24.11 and
+ * 25.11 (the three behave alike in every case the conformance test compares),
+ * with these documented differences:
  *  - every failure sets rte_errno (EINVAL for bad arguments, ENOMEM when
  *    memory is short); rte_malloc() leaves it untouched for a size of 0 or a
  *    bad alignment;
@@ -26,7 +28,10 @@
  *  - hpm_malloc_validate() returns -1 for such pointers, where
  *    rte_malloc_validate() may crash;
  *  - hpm_malloc_get_socket_stats() and hpm_malloc_dump_stats() do not start
- *    hpmalloc: before the first allocation there are no statistics.
+ *    hpmalloc: before the first allocation there are no statistics;
+ *  - DPDK 25.07's rte_free_sensitive() (experimental: zero the block before
+ *    it is reused) has no hpm_ twin yet: the shim serves it for hpmalloc's
+ *    blocks by zeroing the block's usable size, then hpm_free().
  *
  * One heap for every process of a multi-process application (EAL source):
  * any call can be a process's first, a free of another process's block
@@ -272,7 +277,7 @@ void *hpm_zmalloc(const char *type, size_t size, unsigned int align) __hpm_mallo
 /**
  * Allocate a zeroed array of num elements of size bytes.
  *
- * Unlike rte_calloc() in DPDK 22.11, an overflowing num * size fails
+ * Unlike rte_calloc() (DPDK 22.11 to 25.11), an overflowing num * size fails
  * with EINVAL.
  *
  * @param type
@@ -294,8 +299,8 @@ void *hpm_calloc(const char *type, size_t num, size_t size,
  * Resize a block, in place when it can, else by moving its contents (up to
  * the smaller of the old and the new size) to a new block.
  *
- * Unlike rte_realloc() in DPDK 22.11: an alignment that is not a power of
- * two always fails with EINVAL, and a size of 0 fails with EINVAL.
+ * Unlike rte_realloc() (DPDK 22.11 to 25.11): an alignment that is not a
+ * power of two always fails with EINVAL, and a size of 0 fails with EINVAL.
  *
  * @param ptr
  *   Block to resize; NULL behaves as hpm_malloc(NULL, size, align).

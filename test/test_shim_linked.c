@@ -15,6 +15,8 @@
  */
 
 #define _GNU_SOURCE
+/* rte_free_sensitive() is experimental in DPDK */
+#define ALLOW_EXPERIMENTAL_API
 #include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
@@ -242,6 +244,38 @@ test_eal_blocks(void)
 	rte_free(q);
 	CHECK(hpm_bad_free_count() == bad, "EAL blocks counted as bad frees");
 }
+
+#ifdef HPM_RTE_HAVE_FREE_SENSITIVE
+/* rte_free_sensitive() (DPDK 25.07 on): hpmalloc's blocks to hpmalloc, EAL's to EAL. */
+static void
+test_free_sensitive(void)
+{
+	struct hpm_rte_stats s0, s1;
+	uint64_t bad = hpm_bad_free_count();
+	unsigned int n0;
+	char *p;
+
+	p = rte_malloc("key", 256, 0);
+	CHECK(p != NULL && hpm_malloc_validate(p, NULL) == 0, "rte_malloc");
+	memset(p, 0x5a, 256);
+	s0 = stats();
+	rte_free_sensitive(p);
+	s1 = stats();
+	CHECK(s1.hpm_free == s0.hpm_free + 1, "rte_free_sensitive did not reach hpmalloc");
+	CHECK(hpm_malloc_validate(p, NULL) == -1, "block not freed");
+	rte_free_sensitive(NULL);
+
+	p = eal_malloc_socket("eal", 300, 0, SOCKET_ID_ANY);
+	CHECK(p != NULL && hpm_malloc_validate(p, NULL) == -1, "EAL block");
+	n0 = eal_alloc_count();
+	s0 = stats();
+	rte_free_sensitive(p);
+	s1 = stats();
+	CHECK(eal_alloc_count() == n0 - 1, "rte_free_sensitive of an EAL block");
+	CHECK(s1.eal_foreign == s0.eal_foreign + 1, "EAL block not counted as foreign");
+	CHECK(hpm_bad_free_count() == bad, "bad frees: %" PRIu64, hpm_bad_free_count() - bad);
+}
+#endif
 
 /* External heaps stay with EAL, both ways. */
 static void
@@ -582,6 +616,9 @@ main(int argc, char **argv)
 		test_bad_frees();
 		test_libraries();
 		test_eal_blocks();
+#ifdef HPM_RTE_HAVE_FREE_SENSITIVE
+		test_free_sensitive();
+#endif
 		test_external_heap();
 		test_stats();
 	}

@@ -23,6 +23,7 @@
 #include <rte_common.h>
 #include <rte_lcore.h>
 
+#include "hpm_compat.h"
 #include "malloc_perf.h"
 
 static struct {
@@ -98,7 +99,7 @@ cmd_start_parsed(void *res, struct cmdline *cl, void *data)
 	cli.run_cfg = *cli.cfg;
 	__atomic_store_n(&mp_stop, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&cli.finished, 0, __ATOMIC_RELAXED);
-	rc = rte_ctrl_thread_create(&cli.tid, "mp-run", NULL, runner_main, &cli.run_cfg);
+	rc = hpm_ctrl_thread_create(&cli.tid, "mp-run", runner_main, &cli.run_cfg);
 	if (rc != 0) {
 		printf("cannot start: %s\n", strerror(rc));
 		return;

@@ -20,6 +20,7 @@
 #include <rte_cycles.h>
 #include <rte_lcore.h>
 
+#include "hpm_compat.h"
 #include "malloc_perf.h"
 
 struct stats_prev {
@@ -135,7 +136,7 @@ mp_stats_start(unsigned int period)
 	memset(&st.prev, 0, sizeof(st.prev));
 	st.period = period;
 	st.run = 1;
-	rc = rte_ctrl_thread_create(&st.tid, "mp-stats", NULL, stats_main, NULL);
+	rc = hpm_ctrl_thread_create(&st.tid, "mp-stats", stats_main, NULL);
 	if (rc != 0) {
 		st.run = 0;
 		fprintf(stderr, "stats line: cannot start its thread: %s\n", strerror(rc));

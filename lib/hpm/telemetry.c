@@ -15,6 +15,7 @@
 #include <rte_telemetry.h>
 
 #include "arena.h"
+#include "hpm_compat.h"
 #include "lcore_cache.h"
 #include "state.h"
 
@@ -66,14 +67,14 @@ add_socket_stats(struct rte_tel_data *d, int socket)
 	if (hpm_malloc_get_socket_stats(socket, &st) != 0)
 		return;
 	hpm_cache_held(socket, &bytes, &blocks);
-	rte_tel_data_add_dict_u64(d, "heap_totalsz_bytes", st.heap_totalsz_bytes);
-	rte_tel_data_add_dict_u64(d, "heap_freesz_bytes", st.heap_freesz_bytes);
-	rte_tel_data_add_dict_u64(d, "heap_allocsz_bytes", st.heap_allocsz_bytes);
-	rte_tel_data_add_dict_u64(d, "greatest_free_size", st.greatest_free_size);
-	rte_tel_data_add_dict_u64(d, "free_count", st.free_count);
-	rte_tel_data_add_dict_u64(d, "alloc_count", st.alloc_count);
-	rte_tel_data_add_dict_u64(d, "cache_bytes", bytes);
-	rte_tel_data_add_dict_u64(d, "cache_blocks", blocks);
+	hpm_tel_dict_add_u64(d, "heap_totalsz_bytes", st.heap_totalsz_bytes);
+	hpm_tel_dict_add_u64(d, "heap_freesz_bytes", st.heap_freesz_bytes);
+	hpm_tel_dict_add_u64(d, "heap_allocsz_bytes", st.heap_allocsz_bytes);
+	hpm_tel_dict_add_u64(d, "greatest_free_size", st.greatest_free_size);
+	hpm_tel_dict_add_u64(d, "free_count", st.free_count);
+	hpm_tel_dict_add_u64(d, "alloc_count", st.alloc_count);
+	hpm_tel_dict_add_u64(d, "cache_bytes", bytes);
+	hpm_tel_dict_add_u64(d, "cache_blocks", blocks);
 }
 
 static int
@@ -91,7 +92,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_add_dict_string(d, "source", hpm_src->name);
 	rte_tel_data_add_dict_int(d, "sockets", hpm_state->nsockets);
-	rte_tel_data_add_dict_u64(d, "bad_frees", hpm_bad_free_count());
+	hpm_tel_dict_add_u64(d, "bad_frees", hpm_bad_free_count());
 	for (i = 0; i < hpm_state->nsockets; i++) {
 		struct rte_tel_data *s = rte_tel_data_alloc();
 
@@ -125,15 +126,15 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "socket", socket);
 	add_socket_stats(d, socket);
 	census(&hpm_state->arenas[socket], &c);
-	rte_tel_data_add_dict_u64(d, "chunks", c.chunks);
-	rte_tel_data_add_dict_u64(d, "chunks_reserved", c.reserved);
-	rte_tel_data_add_dict_u64(d, "chunks_released", c.released);
+	hpm_tel_dict_add_u64(d, "chunks", c.chunks);
+	hpm_tel_dict_add_u64(d, "chunks_reserved", c.reserved);
+	hpm_tel_dict_add_u64(d, "chunks_released", c.released);
 	units = rte_tel_data_alloc();
 	if (units == NULL)
 		return -ENOMEM;
 	rte_tel_data_start_dict(units);
 	for (i = 0; i < RTE_DIM(role_names); i++)
-		rte_tel_data_add_dict_u64(units, role_names[i], c.units[i]);
+		hpm_tel_dict_add_u64(units, role_names[i], c.units[i]);
 	rte_tel_data_add_dict_container(d, "units", units, 0);
 	return 0;
 }
@@ -142,12 +143,12 @@ static void
 add_cache_stats(struct rte_tel_data *d, const struct hpm_cache_stats *cs)
 {
 	rte_tel_data_add_dict_int(d, "socket", cs->socket);
-	rte_tel_data_add_dict_u64(d, "blocks", cs->blocks);
-	rte_tel_data_add_dict_u64(d, "bytes", cs->bytes);
-	rte_tel_data_add_dict_u64(d, "limit", cs->limit);
-	rte_tel_data_add_dict_u64(d, "hits", cs->hits);
-	rte_tel_data_add_dict_u64(d, "misses", cs->misses);
-	rte_tel_data_add_dict_u64(d, "flushes", cs->flushes);
+	hpm_tel_dict_add_u64(d, "blocks", cs->blocks);
+	hpm_tel_dict_add_u64(d, "bytes", cs->bytes);
+	hpm_tel_dict_add_u64(d, "limit", cs->limit);
+	hpm_tel_dict_add_u64(d, "hits", cs->hits);
+	hpm_tel_dict_add_u64(d, "misses", cs->misses);
+	hpm_tel_dict_add_u64(d, "flushes", cs->flushes);
 }
 
 /* /hpm/caches: every lcore's totals; /hpm/caches,<lcore>: that lcore's classes. */

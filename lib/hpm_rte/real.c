@@ -20,6 +20,9 @@ struct hpm_rte_real hpm_rte_real = {
 	.calloc_socket = __real_rte_calloc_socket,
 	.realloc_socket = __real_rte_realloc_socket,
 	.free = __real_rte_free,
+#ifdef HPM_RTE_HAVE_FREE_SENSITIVE
+	.free_sensitive = __real_rte_free_sensitive,
+#endif
 	.validate = __real_rte_malloc_validate,
 	.get_socket_stats = __real_rte_malloc_get_socket_stats,
 	.dump_stats = __real_rte_malloc_dump_stats,
@@ -67,6 +70,9 @@ hpm_rte_real_resolve(void)
 	*(void **)&r.calloc_socket = next("rte_calloc_socket");
 	*(void **)&r.realloc_socket = next("rte_realloc_socket");
 	*(void **)&r.free = next("rte_free");
+#ifdef HPM_RTE_HAVE_FREE_SENSITIVE
+	*(void **)&r.free_sensitive = next("rte_free_sensitive");
+#endif
 	*(void **)&r.validate = next("rte_malloc_validate");
 	*(void **)&r.get_socket_stats = next("rte_malloc_get_socket_stats");
 	*(void **)&r.dump_stats = next("rte_malloc_dump_stats");

@@ -23,6 +23,9 @@ struct hpm_rte_real {
 		int socket);
 	void *(*realloc_socket)(void *ptr, size_t size, unsigned int align, int socket);
 	void (*free)(void *ptr);
+#ifdef HPM_RTE_HAVE_FREE_SENSITIVE
+	void (*free_sensitive)(void *ptr);
+#endif
 	int (*validate)(const void *ptr, size_t *size);
 	int (*get_socket_stats)(int socket, struct rte_malloc_socket_stats *stats);
 	void (*dump_stats)(FILE *f, const char *type);

@@ -225,6 +225,36 @@ HPM_RTE_FN(rte_free)(void *ptr)
 	eal_free(t, ptr);
 }
 
+#ifdef HPM_RTE_HAVE_FREE_SENSITIVE
+/*
+ * DPDK 25.07 and later: a free that zeroes the block before anyone can have
+ * it again (keys). hpmalloc's block is zeroed here, all of its usable size,
+ * then freed; EAL's goes to EAL's.
+ */
+HPM_RTE_EXPORT void
+HPM_RTE_FN(rte_free_sensitive)(void *ptr)
+{
+	struct hpm_rte_tls *t = &hpm_rte_tls;
+
+	if (likely(routed(t, HPM_RTE_OP_FREE))) {
+		if (unlikely(ptr == NULL))
+			return;
+		if (likely(hpm_owns(ptr))) {
+			size_t n;
+
+			hpm_rte_count_hpm(t, HPM_RTE_OP_FREE);
+			/* 0 for a pointer that is no live block: hpm_free() reports it */
+			NESTED(t, n = hpm_malloc_usable_size(ptr));
+			explicit_bzero(ptr, n);
+			NESTED(t, hpm_free(ptr));
+			return;
+		}
+		hpm_rte_count_eal(t, HPM_RTE_OP_FREE, HPM_RTE_C_FOREIGN);
+	}
+	NESTED(t, hpm_rte_eal()->free_sensitive(ptr));
+}
+#endif
+
 /* An EAL block (not external) into hpmalloc: EAL's size, a copy, EAL's free. */
 static void *
 move_into_hpm(struct hpm_rte_tls *t, void *ptr, size_t size, unsigned int align, int socket)

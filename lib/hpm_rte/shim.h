@@ -61,6 +61,7 @@ void *__wrap_rte_calloc_socket(const char *type, size_t num, size_t size, unsign
 	int socket);
 void *__wrap_rte_realloc_socket(void *ptr, size_t size, unsigned int align, int socket);
 void __wrap_rte_free(void *ptr);
+void __wrap_rte_free_sensitive(void *ptr);
 int __wrap_rte_malloc_validate(const void *ptr, size_t *size);
 int __wrap_rte_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats);
 void __wrap_rte_malloc_dump_stats(FILE *f, const char *type);
@@ -74,6 +75,7 @@ void *__real_rte_calloc_socket(const char *type, size_t num, size_t size, unsign
 	int socket);
 void *__real_rte_realloc_socket(void *ptr, size_t size, unsigned int align, int socket);
 void __real_rte_free(void *ptr);
+void __real_rte_free_sensitive(void *ptr);
 int __real_rte_malloc_validate(const void *ptr, size_t *size);
 int __real_rte_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats);
 void __real_rte_malloc_dump_stats(FILE *f, const char *type);
