@@ -339,6 +339,27 @@ three_pick(uint64_t *rs, unsigned int *align)
 	return 1 + test_rand(rs) % (r < 9 ? 1024 : 30000);
 }
 
+/* The primary's secondaries in case three: a wait on them ends if one died. */
+static pid_t three_pids[2];
+
+static bool
+three_peer_gone(unsigned int me)
+{
+	unsigned int i;
+	int status;
+
+	if (me != 0)
+		return getppid() == 1; /* the primary is gone */
+	for (i = 0; i < RTE_DIM(three_pids); i++)
+		if (three_pids[i] > 0 &&
+			waitpid(three_pids[i], &status, WNOHANG) == three_pids[i]) {
+			CHECK(false, "three: secondary %u ended early: status %d", i + 1, status);
+			three_pids[i] = 0;
+			return true;
+		}
+	return false;
+}
+
 static void
 three_run(unsigned int me, unsigned int n)
 {
@@ -355,6 +376,10 @@ three_run(unsigned int me, unsigned int n)
 	if (out == NULL || in == NULL)
 		return;
 	while (!ctl->stop) {
+		if ((ctl->allocs[me] & 16383) == 0 && three_peer_gone(me)) {
+			ctl->bad[me]++;
+			break;
+		}
 		for (i = 0; i < 16; i++) {
 			unsigned int align;
 			size_t size = three_pick(&rs, &align);
@@ -380,8 +405,13 @@ three_run(unsigned int me, unsigned int n)
 	/* nobody sends once all have stopped: then the rings drain */
 	ctl->stopped[me] = 1;
 	for (i = 0; i < n; i++)
-		while (!ctl->stopped[i])
+		while (!ctl->stopped[i]) {
 			three_receive(in, me);
+			if (three_peer_gone(me)) {
+				ctl->bad[me]++;
+				return;
+			}
+		}
 	while (three_receive(in, me) != 0)
 		;
 	hpm_cache_flush();
@@ -711,6 +741,8 @@ case_three(bool local)
 			waitpid(pids[0], &status, 0);
 			return;
 		}
+		three_pids[0] = pids[0];
+		three_pids[1] = pids[1];
 	}
 	/* the primary's part; it stops everyone once the ring moved enough blocks */
 	three_run(0, 3);
@@ -718,6 +750,10 @@ case_three(bool local)
 		rte_eal_mp_wait_lcore();
 	else
 		for (i = 0; i < 2; i++) {
+			if (three_pids[i] == 0) {
+				kill(pids[1 - i], SIGKILL); /* one died: the other cannot finish */
+				continue;
+			}
 			waitpid(pids[i], &status, 0);
 			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && ctl->failures == 0,
 				"three: secondary %u status %d", i + 1, status);
