@@ -253,6 +253,9 @@ one(const struct route *r, size_t len, uint8_t byte, bool check_first, char *why
 		return false;
 	}
 	if (pid == 0) {
+		/* the allocator's and sanitizers' reports of the expected damage: with --verbose */
+		if (!verbose && freopen("/dev/null", "w", stderr) == NULL)
+			_exit(R_SETUP);
 		alarm(60);
 		_exit(run_case(r, len, byte, check_first));
 	}
@@ -260,15 +263,22 @@ one(const struct route *r, size_t len, uint8_t byte, bool check_first, char *why
 		snprintf(why, whylen, "waitpid: %s", strerror(errno));
 		return false;
 	}
-	if (WIFSIGNALED(status)) {
+	/* a sanitizer reports a fault, or what it catches, and exits 1 */
+	if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 1)) {
+		char sig[64];
+
+		if (WIFSIGNALED(status))
+			snprintf(sig, sizeof(sig), "signal %d, %s", WTERMSIG(status),
+				strsignal(WTERMSIG(status)));
+		else
+			snprintf(sig, sizeof(sig), "a sanitizer's report");
 		/* the MMU stopped the write: nothing of the allocator's was reached */
-		if (WTERMSIG(status) == SIGSEGV && *phase != NULL &&
-			!strcmp((const char *)*phase, "the overrun itself")) {
+		if (phase[0] != NULL && !strcmp((const char *)phase[0], "the overrun itself")) {
 			snprintf(why, whylen, "the write faulted (nothing mapped past the block)");
 			return true;
 		}
-		snprintf(why, whylen, "crashed (signal %d, %s) in %s%s%s%s", WTERMSIG(status),
-			strsignal(WTERMSIG(status)), phase[0] != NULL ? phase[0] : "?",
+		snprintf(why, whylen, "crashed (%s) in %s%s%s%s", sig,
+			phase[0] != NULL ? phase[0] : "?",
 			phase[1] != NULL ? " (reported first by " : "",
 			phase[1] != NULL ? phase[1] : "", phase[1] != NULL ? ")" : "");
 		return false;
