@@ -126,7 +126,7 @@ echo "=== ThreadSanitizer build of the multi-lcore tests (build-tsan/)"
 setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
 	-Dc_args=-DRTE_USE_C11_MEM_MODEL
 if ninja -C build-tsan; then
-	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
+	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/tsan.supp} \
 		meson test -C build-tsan --print-errorlogs --timeout-multiplier 4 cache_stress \
 		concurrent_diff || status=1
 	count build-tsan

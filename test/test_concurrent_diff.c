@@ -6,15 +6,13 @@
  * the allocator) each run random malloc/zmalloc/calloc/realloc/free/bulk calls
  * over every route against a model of their own (an interval tree of their
  * live blocks: aligned, apart from each other, contents kept). Blocks travel
- * between threads through rte_rings: each carries its owner, its addressee,
- * its size and the seed of its pattern in its first bytes, so that the thread
- * that receives it checks it whole before it frees it (hpm_free or
- * hpm_free_bulk of another thread's block) or adopts it into its own model
- * (and later reallocs or frees it). Every thread validates its live blocks
- * (hpm_malloc_validate, hpm_malloc_usable_size) at intervals. At the end
- * every thread drains its blocks and its inbox and flushes its cache: the
- * statistics are back at their start, the heap checks, and the count of
- * differences from the models is 0.
+ * between threads through rte_rings (one for each pair of threads): each carries its owner, its
+ * addressee, its size and the seed of its pattern in its first bytes, so that the thread that
+ * receives it checks it whole before it frees it (hpm_free or hpm_free_bulk of another thread's
+ * block) or adopts it into its own model (and later reallocs or frees it). Every thread validates
+ * its live blocks (hpm_malloc_validate, hpm_malloc_usable_size) at intervals. At the end every
+ * thread drains its blocks and its inbox and flushes its cache: the statistics are back at their
+ * start, the heap checks, and the count of differences from the models is 0.
  *
  * usage: test_concurrent_diff [--ops N] [--threads P] [EAL options...]
  *   N operations in all (default 10^7), P plain pthreads beside the lcores
@@ -83,7 +81,10 @@ struct worker {
 	bool lcore;
 	uint64_t rs;
 	uint64_t ops;
-	struct rte_ring *inbox;
+	/* inbox[from]: single-producer, single-consumer (TSan sees DPDK's SP/SC ring order) */
+	struct rte_ring *inbox[MAX_THREADS];
+	unsigned int next_inbox;
+	unsigned int finished; /* atomic: what EAL's lcore wait does, TSan sees not */
 	struct block live[MAX_LIVE];
 	unsigned int nlive;
 	size_t live_bytes;
@@ -412,7 +413,7 @@ do_send(struct worker *w)
 		return;
 	put_hdr(b.p, w->id, to, b.size, b.seed);
 	__atomic_fetch_add(&in_flight, 1, __ATOMIC_RELAXED);
-	if (rte_ring_mp_enqueue(workers[to].inbox, b.p) != 0) {
+	if (rte_ring_sp_enqueue(workers[to].inbox[w->id], b.p) != 0) {
 		/* a full inbox: free it here */
 		__atomic_fetch_sub(&in_flight, 1, __ATOMIC_RELAXED);
 		put_hdr(b.p, w->id, w->id, b.size, b.seed);
@@ -430,7 +431,11 @@ receive(struct worker *w, bool adopt)
 	void *got[32], *frees[32];
 	unsigned int n, i, nf = 0;
 
-	n = rte_ring_sc_dequeue_burst(w->inbox, got, RTE_DIM(got), NULL);
+	/* one sender's ring a call, round them all */
+	w->next_inbox = (w->next_inbox + 1) % nworkers;
+	if (w->next_inbox == w->id)
+		w->next_inbox = (w->next_inbox + 1) % nworkers;
+	n = rte_ring_sc_dequeue_burst(w->inbox[w->next_inbox], got, RTE_DIM(got), NULL);
 	for (i = 0; i < n; i++) {
 		uint8_t *p = got[i];
 		struct hdr *h = (struct hdr *)p;
@@ -540,6 +545,7 @@ work(struct worker *w)
 		sched_yield();
 	}
 	hpm_cache_flush();
+	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
 }
 
 static int
@@ -619,18 +625,25 @@ main(int argc, char **argv)
 		CHECK(rc == 0, "hpm_init: %d", rc);
 	}
 	for (i = 0; i < nworkers; i++) {
-		char name[32];
+		unsigned int from;
 
-		snprintf(name, sizeof(name), "cdiff_in%lu", i);
 		workers[i].id = i;
 		workers[i].lcore = i < nlcores;
 		workers[i].rs = seed + i * UINT64_C(0x9e3779b97f4a7c15);
 		workers[i].rs = workers[i].rs != 0 ? workers[i].rs : 1;
 		workers[i].ops = ops / nworkers + (i < ops % nworkers);
-		workers[i].inbox = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
-		CHECK(workers[i].inbox != NULL, "ring: %s", rte_strerror(rte_errno));
-		if (workers[i].inbox == NULL)
-			return test_end("concurrent_diff");
+		for (from = 0; from < nworkers; from++) {
+			char name[32];
+
+			if (from == i)
+				continue;
+			snprintf(name, sizeof(name), "cdiff_%lu_%u", i, from);
+			workers[i].inbox[from] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
+				RING_F_SP_ENQ | RING_F_SC_DEQ);
+			CHECK(workers[i].inbox[from] != NULL, "ring: %s", rte_strerror(rte_errno));
+			if (workers[i].inbox[from] == NULL)
+				return test_end("concurrent_diff");
+		}
 	}
 	printf("%u threads (%u lcores, %u pthreads) on %ld CPUs, %lu ops\n", nworkers, nlcores,
 		nworkers - nlcores, sysconf(_SC_NPROCESSORS_ONLN), ops);
@@ -652,6 +665,8 @@ main(int argc, char **argv)
 	for (i = 0; i < nworkers; i++) {
 		struct counts *c = &workers[i].c;
 
+		while (__atomic_load_n(&workers[i].finished, __ATOMIC_ACQUIRE) == 0)
+			sched_yield();
 		all.ops += c->ops;
 		all.blocks += c->blocks;
 		all.sent += c->sent;
@@ -662,8 +677,13 @@ main(int argc, char **argv)
 		all.yields += c->yields;
 		all.enomem += c->enomem;
 		all.diffs += c->diffs;
-		CHECK(rte_ring_count(workers[i].inbox) == 0, "inbox %lu not empty", i);
-		rte_ring_free(workers[i].inbox);
+		for (lcore = 0; lcore < nworkers; lcore++) {
+			if (workers[i].inbox[lcore] == NULL)
+				continue;
+			CHECK(rte_ring_count(workers[i].inbox[lcore]) == 0,
+				"inbox %lu from %u not empty", i, lcore);
+			rte_ring_free(workers[i].inbox[lcore]);
+		}
 	}
 	/* a worker lcore's cache, if its own flush left anything */
 	RTE_LCORE_FOREACH_WORKER (lcore)
