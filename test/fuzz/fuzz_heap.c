@@ -14,12 +14,16 @@
  * One long-lived heap serves every input (hpm_init() once, in
  * LLVMFuzzerInitialize): an input starts from an empty heap because the one
  * before it drained it, not because the heap was made again, so that the
- * fuzzer runs tens of thousands of inputs a second and the heap's reuse of
- * its free lists, caches and retained chunks is what gets fuzzed. The whole
- * heap is checked (hpm_heap_check) at every CHECK operation and at the end of
- * one input in CHECK_EVERY. An input's costly work is bounded (TOUCH_BUDGET):
- * an operation that would zero, copy or map more than what is left of it is
- * skipped. HPM_FUZZ_REINIT=1 in the environment makes the heap again for
+ * fuzzer runs thousands of inputs a second under ASan, and the heap's reuse
+ * of its free lists, caches and retained chunks is what gets fuzzed. The whole
+ * heap is checked (hpm_heap_check, the statistics against the model, every
+ * live block's contents) at the first CHECK operation of an input and at the
+ * end of one input in CHECK_EVERY (then the dumps run too); one input in
+ * TRIM_EVERY trims the heap and checks what it still holds. An input's costly
+ * work is bounded (TOUCH_BUDGET, see cost()): an operation that would zero,
+ * copy or take more than what is left of it is skipped. The process runs on
+ * 4 KiB pages (no transparent hugepages: a fault on a new chunk would clear
+ * 2 MiB). HPM_FUZZ_REINIT=1 in the environment makes the heap again for
  * every input (hpm_fini, hpm_init), for a crash that seems to need the heap
  * an earlier input left.
  *
