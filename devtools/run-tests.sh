@@ -5,7 +5,8 @@
 # debug build with AddressSanitizer and UndefinedBehaviorSanitizer
 # (build-asan/), and a debug build that checks the whole heap after every
 # locked operation (build-expensive/, with shorter runs); then the multi-lcore
-# cache test under ThreadSanitizer (build-tsan/), and the libFuzzer harness for
+# cache test and a short concurrent differential test (10^5 operations) under
+# ThreadSanitizer (build-tsan/), and the libFuzzer harness for
 # a minute with ASan and UBSan (build-fuzz/, devtools/run-fuzz.sh; one test in
 # the tally). The soak (suite soak, a minute) runs in the release build only.
 # The layer check (devtools/check-layers: calls and includes that run back up,
@@ -129,14 +130,15 @@ else
 	status=1
 fi
 
-echo "=== ThreadSanitizer build of the multi-lcore cache test (build-tsan/)"
+echo "=== ThreadSanitizer build of the multi-lcore tests (build-tsan/)"
 # DPDK's x86 ring and spinlock use fences TSan cannot see: its C11 ring model
 # for the test, and the library's own TSan-visible lock (lib/hpm/lock.h)
 setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
 	-Dc_args=-DRTE_USE_C11_MEM_MODEL
 if ninja -C build-tsan; then
-	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
-		meson test -C build-tsan --print-errorlogs --timeout-multiplier 4 cache_stress || status=1
+	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/tsan.supp} \
+		meson test -C build-tsan --print-errorlogs --timeout-multiplier 4 cache_stress \
+		concurrent_diff || status=1
 	count build-tsan
 else
 	status=1

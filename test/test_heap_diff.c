@@ -10,7 +10,18 @@
  * is freed, the statistics are back at their start and the heap has given
  * its empty chunks back beyond the retain threshold.
  *
+ * Two modes. mix (the default): sizes log-uniform from 1 B to 8 MiB,
+ * alignments from none to 2 MiB. routes: a request picked for each route the
+ * API has, by what it promises (small and medium heap sizes, 4 KiB and 64 KiB
+ * multiples at their alignments and others, granule runs, 2 MiB and more,
+ * IOVA-contiguous blocks), realloc from any route to any other, bulk
+ * allocation and bulk free; the mix weighted as an application's, so that
+ * 10^7 operations take a minute or two. --seeds N splits the operations
+ * over N runs from N seeds, each drained and checked back at the baseline.
+ *
  * usage: test_heap_diff --source anon|hugetlbfs|eal [--no-huge] [--ops N]
+ *                       [--mode mix|routes] [--seeds N]
+ * Environment: HPM_TEST_OPS (operations, over --ops), HPM_TEST_SEED (the first seed).
  */
 
 #define _GNU_SOURCE
@@ -18,6 +29,7 @@
 #include <inttypes.h>
 #include <search.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include <rte_errno.h>
 
@@ -25,7 +37,7 @@
 #include "test_common.h"
 
 #define MAX_LIVE 4096
-#define MAX_LIVE_BYTES (UINT64_C(256) << 20)
+#define MAX_LIVE_BYTES (routes ? UINT64_C(64) << 20 : UINT64_C(256) << 20)
 #define FULL_CHECK_SIZE 8192
 #define EDGE 2048
 #define MIB (UINT64_C(1) << 20)
@@ -42,6 +54,8 @@ static unsigned int nlive;
 static size_t live_bytes;
 static void *tree;
 static uint64_t rs;
+static bool routes;   /* --mode routes */
+static bool has_iova; /* the source gives IOVAs: contiguous blocks can succeed */
 
 static int
 interval_cmp(const void *a, const void *b)
@@ -61,27 +75,57 @@ pattern(uint64_t seed, size_t off)
 	return (uint8_t)(seed + off * 131 + (off >> 9) * 7);
 }
 
-/* Visit the checked bytes of a block: all of a small one, edges and a byte per page of a big one. */
-#define FOR_CHECKED(size, off, seed)                                                            \
-	for (size_t _page = 0, off = 0; off < (size); off = (size) <= FULL_CHECK_SIZE ? off + 1 \
-			: off + 1 < EDGE                                              ? off + 1 \
-			: off + 1 >= (size)-EDGE                                      ? off + 1 \
-			: (_page = RTE_ALIGN_CEIL(off + 1, 4096)) + (seed) % 4096 < (size)-EDGE \
-			? _page + (seed) % 4096                                                 \
-			: (size)-EDGE)
+/*
+ * The checked bytes of a block, as ranges [from, to): all of a small one; the
+ * first and last EDGE bytes of a big one, and a byte per page between (at an
+ * offset in the page the seed gives).
+ */
+static inline void
+range_next(size_t size, uint64_t seed, size_t *from, size_t *to)
+{
+	size_t next;
+
+	if (*to >= size) {
+		*from = size;
+		return;
+	}
+	next = RTE_ALIGN_CEIL(*to, 4096) + seed % 4096;
+	if (*to < size - EDGE && next < size - EDGE) {
+		*from = next;
+		*to = next + 1;
+		return;
+	}
+	*from = size - EDGE;
+	*to = size;
+}
+
+#define FOR_RANGES(size, seed, from, to)                                                     \
+	for (size_t from = 0, to = (size) <= FULL_CHECK_SIZE ? (size) : EDGE; from < (size); \
+		range_next((size), (seed), &from, &to))
 
 static void
 fill(uint8_t *p, size_t size, uint64_t seed)
 {
-	FOR_CHECKED(size, off, seed)
-	p[off] = pattern(seed, off);
+	FOR_RANGES(size, seed, from, to)
+	for (size_t off = from; off < to; off++)
+		p[off] = pattern(seed, off);
 }
 
+/* Whether the checked bytes below limit of a block with seed are at p. */
 static bool
-intact(const uint8_t *p, size_t size, uint64_t seed)
+intact_below(const uint8_t *p, size_t size, uint64_t seed, size_t limit)
 {
-	FOR_CHECKED(size, off, seed)
-	if (p[off] != pattern(seed, off)) {
+	FOR_RANGES(size, seed, from, to)
+	{
+		size_t end = RTE_MIN(to, limit), off;
+		uint8_t diff = 0;
+
+		for (off = from; off < end; off++)
+			diff |= p[off] ^ pattern(seed, off);
+		if (diff == 0)
+			continue;
+		for (off = from; p[off] == pattern(seed, off); off++)
+			;
 		fprintf(stderr, "block %p: byte %zu is %#x, want %#x\n", p, off, p[off],
 			pattern(seed, off));
 		return false;
@@ -90,11 +134,23 @@ intact(const uint8_t *p, size_t size, uint64_t seed)
 }
 
 static bool
+intact(const uint8_t *p, size_t size, uint64_t seed)
+{
+	return intact_below(p, size, seed, size);
+}
+
+static bool
 zeroed(const uint8_t *p, size_t size)
 {
-	FOR_CHECKED(size, off, (uint64_t)0)
-	if (p[off] != 0)
-		return false;
+	FOR_RANGES(size, (uint64_t)0, from, to)
+	{
+		uint8_t any = 0;
+
+		for (size_t off = from; off < to; off++)
+			any |= p[off];
+		if (any != 0)
+			return false;
+	}
 	return true;
 }
 
@@ -113,6 +169,92 @@ random_align(void)
 	unsigned int k = test_rand(&rs) % 23;
 
 	return k == 0 ? 0 : (size_t)1 << (k - 1); /* 0, 1, 2, ... 2 MiB */
+}
+
+/* The routes of --mode routes, by what the API promises; weights in 1/1000. */
+enum route {
+	R_SMALL,  /* 1 B - 1 KiB, alignments up to 256 (the size classes, the heap) */
+	R_MEDIUM, /* 1 KiB - 32 KiB, not multiples of 4 KiB */
+	R_4K,     /* 4 KiB multiples at 4K alignment, odd sizes at 4K - 32K alignments */
+	R_64K,    /* 64 KiB multiples, at 64K alignment or none; small blocks at 64K - 1M */
+	R_RUN,    /* 4 KiB - 1 MiB at 4K alignment: runs of granules */
+	R_LARGE,  /* 2 MiB - 6 MiB, no alignment, 2 MiB or 4 MiB */
+	R_COUNT,
+};
+
+static const unsigned int route_weight[R_COUNT] = {520, 150, 170, 100, 50, 10};
+static const char *const route_name[R_COUNT] = {"small", "medium", "4k", "64k", "run", "large"};
+
+static unsigned long route_count[R_COUNT];
+
+static enum route
+random_route(void)
+{
+	unsigned int r = test_rand(&rs) % 1000, i;
+
+	for (i = 0; i < R_COUNT - 1 && r >= route_weight[i]; i++)
+		r -= route_weight[i];
+	route_count[i]++;
+	return (enum route)i;
+}
+
+static void
+route_request(enum route route, size_t *size, size_t *align)
+{
+	uint64_t r = test_rand(&rs);
+	unsigned int k = r % 8;
+
+	r >>= 3;
+	switch (route) {
+	case R_SMALL:
+		*size = 1 + (k < 6 ? r % 128 : r % 1024);
+		*align = k < 4 ? 0 : (size_t)4 << k; /* 0, 64, 128, 256, 512 */
+		break;
+	case R_MEDIUM:
+		*size = 1025 + r % (31 * 1024);
+		if (*size % 4096 == 0)
+			*size += 64;
+		*align = k < 6 ? 0 : (size_t)64 << (k - 5); /* 128, 256 */
+		break;
+	case R_4K:
+		if (k < 5) {
+			*size = 4096 * (1 + r % 4);
+			*align = k < 4 ? 4096 : 0;
+		} else {
+			*size = 1 + r % 16384;
+			*align = (size_t)4096 << (k - 5); /* 4K, 8K, 16K */
+		}
+		break;
+	case R_64K:
+		if (k < 6) {
+			*size = 65536 * (1 + r % 3);
+			*align = k < 4 ? 65536 : 0;
+		} else {
+			*size = 1 + r % 65536;
+			*align = (size_t)65536 << (r % 5); /* 64K - 1M */
+		}
+		break;
+	case R_RUN:
+		*size = 4097 + r % (1024 * 1024);
+		*align = 4096;
+		break;
+	default:
+		*size = 2 * MIB + (k < 4 ? 0 : r % (4 * MIB));
+		*align = k % 4 == 1 ? 2 * MIB : k % 4 == 2 ? 4 * MIB : 0;
+		break;
+	}
+}
+
+/* A request: in mix mode, any size and alignment; in routes mode, one route's. */
+static void
+pick(size_t *size, size_t *align)
+{
+	if (!routes) {
+		*size = random_size();
+		*align = random_align();
+		return;
+	}
+	route_request(random_route(), size, align);
 }
 
 static void
@@ -156,20 +298,34 @@ remove_block(unsigned int k)
 	nlive--;
 }
 
-struct counts {
-	unsigned long ops[5];
-	unsigned long enomem;
-	unsigned long in_place;
+enum {
+	OP_MALLOC,
+	OP_ZMALLOC,
+	OP_CALLOC,
+	OP_REALLOC,
+	OP_FREE,
+	OP_BULK,
+	OP_FREE_BULK,
+	OP_CONTIG,
+	OP_COUNT
 };
 
-enum { OP_MALLOC, OP_ZMALLOC, OP_CALLOC, OP_REALLOC, OP_FREE };
+struct counts {
+	unsigned long ops[OP_COUNT];
+	unsigned long blocks; /* allocated, bulk blocks each */
+	unsigned long enomem;
+	unsigned long in_place;
+	unsigned long contig_ok;
+	unsigned long contig_enomem; /* no IOVA-contiguous run free: not a failure */
+};
 
 static void
 do_alloc(int op, struct counts *c)
 {
-	size_t size = random_size(), align = random_align(), num = 1;
+	size_t size, align, num = 1;
 	uint8_t *p;
 
+	pick(&size, &align);
 	if (op == OP_CALLOC) {
 		num = 1 + test_rand(&rs) % 16;
 		size = RTE_MAX(size / num, (size_t)1);
@@ -188,6 +344,83 @@ do_alloc(int op, struct counts *c)
 		CHECK(zeroed(p, size), "%s %p (%zu B) is not zeroed",
 			op == OP_ZMALLOC ? "zmalloc" : "calloc", p, size);
 	add_block(p, size, align);
+	c->blocks++;
+}
+
+/* hpm_malloc_bulk of up to 32 blocks of a route that is not whole units. */
+static void
+do_bulk(struct counts *c)
+{
+	unsigned int n = 1 + test_rand(&rs) % 32, i;
+	void *objs[32];
+	size_t size, align;
+	int rc;
+
+	route_request((enum route)(test_rand(&rs) % (R_RUN + 1)), &size, &align);
+	if (nlive + n > MAX_LIVE || live_bytes + n * size > MAX_LIVE_BYTES)
+		return;
+	rc = hpm_malloc_bulk(objs, n, size, align, SOCKET_ID_ANY);
+	if (rc != 0) {
+		CHECK(rc == -ENOMEM, "bulk %u x (%zu, %zu): %d", n, size, align, rc);
+		c->enomem++;
+		return;
+	}
+	for (i = 0; i < n && test_failures == 0; i++)
+		add_block(objs[i], size, align);
+	c->blocks += n;
+}
+
+/* hpm_free_bulk of up to 16 live blocks (any routes), NULLs among them. */
+static void
+do_free_bulk(void)
+{
+	unsigned int n = 1 + test_rand(&rs) % 16, i, k;
+	void *objs[16];
+
+	n = RTE_MIN(n, nlive);
+	for (i = 0; i < n; i++) {
+		/* the last ones: what remove_block moves is then never one of these */
+		k = nlive - 1;
+		CHECK(intact(live[k].p, live[k].size, live[k].seed),
+			"block %p (%zu B) damaged before its free", live[k].p, live[k].size);
+		objs[i] = live[k].p;
+		remove_block(k);
+		if (test_rand(&rs) % 8 == 0 && i + 1 < n)
+			objs[++i] = NULL;
+	}
+	hpm_free_bulk(objs, n);
+}
+
+/* hpm_malloc_contig: IOVA-contiguous where the source has IOVAs, ENOTSUP where not. */
+static void
+do_contig(struct counts *c)
+{
+	uint64_t r = test_rand(&rs);
+	/* most within a hugepage (always contiguous), some across two */
+	size_t size = 1 + (r >> 8) % (r % 4 == 0 ? 4 * MIB : 2 * MIB), align = r & 4 ? 4096 : 0,
+	       off;
+	rte_iova_t iova;
+	uint8_t *p;
+
+	p = hpm_malloc_contig("diff", size, align, SOCKET_ID_ANY);
+	if (p == NULL) {
+		CHECK(rte_errno == (has_iova ? ENOMEM : ENOTSUP),
+			"contig %zu: NULL with rte_errno %d", size, rte_errno);
+		c->contig_enomem += has_iova;
+		return;
+	}
+	CHECK(has_iova, "a contiguous block from a source without IOVAs");
+	iova = hpm_malloc_virt2iova(p);
+	CHECK(iova != RTE_BAD_IOVA, "contig %p: no IOVA", p);
+	for (off = RTE_ALIGN_CEIL((uintptr_t)p + 1, 4096) - (uintptr_t)p; off < size; off += 4096)
+		if (hpm_malloc_virt2iova(p + off) != iova + off) {
+			CHECK(false, "contig %p (%zu B): IOVA of byte %zu is not contiguous", p,
+				size, off);
+			break;
+		}
+	add_block(p, size, align);
+	c->blocks++;
+	c->contig_ok++;
 }
 
 static void
@@ -195,9 +428,11 @@ do_realloc(struct counts *c)
 {
 	unsigned int k = test_rand(&rs) % nlive;
 	struct block old = live[k];
-	size_t size = random_size(), align = random_align();
-	uint8_t *p = hpm_realloc(old.p, size, align);
+	size_t size, align;
+	uint8_t *p;
 
+	pick(&size, &align);
+	p = hpm_realloc(old.p, size, align);
 	if (p == NULL) {
 		CHECK(rte_errno == ENOMEM, "realloc to %zu: NULL with rte_errno %d", size,
 			rte_errno);
@@ -207,12 +442,8 @@ do_realloc(struct counts *c)
 	}
 	c->in_place += p == old.p;
 	/* the common prefix moved with the block */
-	FOR_CHECKED(old.size, off, old.seed)
-	if (off < size && p[off] != pattern(old.seed, off)) {
-		CHECK(false, "realloc %p (%zu B) -> %p (%zu B): byte %zu lost", old.p, old.size, p,
-			size, off);
-		break;
-	}
+	CHECK(intact_below(p, old.size, old.seed, size), "realloc %p (%zu B) -> %p (%zu B): lost",
+		old.p, old.size, p, size);
 	remove_block(k);
 	add_block(p, size, align);
 }
@@ -243,73 +474,63 @@ validate_all(void)
 	CHECK(hpm_heap_check() == 0, "heap check with %u live blocks", nlive);
 }
 
-int
-main(int argc, char **argv)
+/* An operation: mix mode's five, or routes mode's eight. */
+static int
+random_op(void)
 {
-	const char *source = "anon";
-	unsigned long ops = 1000000, i;
-	struct rte_malloc_socket_stats before, peak = {0}, after;
-	struct hpm_config cfg;
-	struct counts c = {0};
-	bool no_huge = false;
-	int rc;
+	unsigned int r = test_rand(&rs) % 100;
 
-	for (i = 1; i < (unsigned long)argc; i++) {
-		if (!strcmp(argv[i], "--source") && i + 1 < (unsigned long)argc)
-			source = argv[++i];
-		else if (!strcmp(argv[i], "--ops") && i + 1 < (unsigned long)argc)
-			ops = strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--no-huge"))
-			no_huge = true;
-	}
-	if (getenv("HPM_TEST_OPS") != NULL)
-		ops = strtoul(getenv("HPM_TEST_OPS"), NULL, 0);
-	rs = test_seed(0xd1ff);
-	hpm_config_defaults(&cfg);
-	cfg.chunk_size = 8 * MIB;
-	cfg.retain_size = 32 * MIB;
-	cfg.release_delay_ms = 0; /* at once: the drain below shows it */
-	if (!strcmp(source, "eal")) {
-		rc = no_huge ? test_eal_init("heap_diff", "-l", "0", "--no-pci", "--no-huge", "-m",
-				       "1024", NULL)
-			     : test_eal_init("heap_diff", "-l", "0", "--no-pci", NULL);
-		if (rc != 0)
-			return TEST_SKIP;
-		cfg.source = HPM_SOURCE_EAL;
-	} else {
-		cfg.source = !strcmp(source, "hugetlbfs") ? HPM_SOURCE_HUGETLBFS : HPM_SOURCE_ANON;
-	}
-	rc = hpm_init(&cfg);
-	if (rc == -ENODEV) {
-		printf("source %s not available here: skipped\n", source);
-		return TEST_SKIP;
-	}
-	CHECK(rc == 0, "hpm_init: %d", rc);
-	printf("source %s%s, %lu ops\n", hpm_source_name(), no_huge ? " (--no-huge)" : "", ops);
-	CHECK(hpm_malloc_get_socket_stats(0, &before) == 0, "stats");
-
-	for (i = 0; i < ops && test_failures == 0; i++) {
-		unsigned int r = test_rand(&rs) % 100;
-		int op = r < 30  ? OP_MALLOC
+	if (!routes)
+		return r < 30    ? OP_MALLOC
 			: r < 40 ? OP_ZMALLOC
 			: r < 50 ? OP_CALLOC
 			: r < 70 ? OP_REALLOC
 				 : OP_FREE;
+	return r < 24    ? OP_MALLOC
+		: r < 30 ? OP_ZMALLOC
+		: r < 35 ? OP_CALLOC
+		: r < 50 ? OP_REALLOC
+		: r < 93 ? OP_FREE
+		: r < 96 ? OP_BULK
+		: r < 99 ? OP_FREE_BULK
+			 : OP_CONTIG;
+}
 
-		if (nlive == 0 && (op == OP_REALLOC || op == OP_FREE))
+static struct rte_malloc_socket_stats peak;
+
+/* ops operations from the current seed, then the drain; the statistics back at before. */
+static void
+run(unsigned long ops, const struct rte_malloc_socket_stats *before, struct counts *c)
+{
+	struct rte_malloc_socket_stats after;
+	unsigned long i;
+
+	for (i = 0; i < ops && test_failures == 0; i++) {
+		int op = random_op();
+
+		if (nlive == 0 && (op == OP_REALLOC || op == OP_FREE || op == OP_FREE_BULK))
 			op = OP_MALLOC;
 		if ((nlive >= MAX_LIVE || live_bytes >= MAX_LIVE_BYTES) && op != OP_REALLOC)
 			op = OP_FREE;
-		c.ops[op]++;
+		c->ops[op]++;
 		switch (op) {
 		case OP_REALLOC:
-			do_realloc(&c);
+			do_realloc(c);
 			break;
 		case OP_FREE:
 			do_free();
 			break;
+		case OP_BULK:
+			do_bulk(c);
+			break;
+		case OP_FREE_BULK:
+			do_free_bulk();
+			break;
+		case OP_CONTIG:
+			do_contig(c);
+			break;
 		default:
-			do_alloc(op, &c);
+			do_alloc(op, c);
 		}
 		if (i % 20000 == 0) {
 			struct rte_malloc_socket_stats now;
@@ -327,21 +548,114 @@ main(int argc, char **argv)
 	hpm_cache_flush();
 	CHECK(hpm_heap_check() == 0, "heap check after the drain");
 	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
-	CHECK(after.alloc_count == before.alloc_count, "alloc_count %u, was %u", after.alloc_count,
-		before.alloc_count);
-	CHECK(after.heap_allocsz_bytes == before.heap_allocsz_bytes,
+	CHECK(after.alloc_count == before->alloc_count, "alloc_count %u, was %u", after.alloc_count,
+		before->alloc_count);
+	CHECK(after.heap_allocsz_bytes == before->heap_allocsz_bytes,
 		"heap_allocsz_bytes %zu, was %zu", after.heap_allocsz_bytes,
-		before.heap_allocsz_bytes);
+		before->heap_allocsz_bytes);
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *source = "anon";
+	unsigned long ops = 1000000, i, nseeds = 1, s, total = 0;
+	struct rte_malloc_socket_stats before, after;
+	struct hpm_config cfg;
+	struct counts c = {0};
+	bool no_huge = false;
+	uint64_t seed0;
+	double t0;
+	int rc;
+
+	for (i = 1; i < (unsigned long)argc; i++) {
+		if (!strcmp(argv[i], "--source") && i + 1 < (unsigned long)argc)
+			source = argv[++i];
+		else if (!strcmp(argv[i], "--ops") && i + 1 < (unsigned long)argc)
+			ops = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--seeds") && i + 1 < (unsigned long)argc)
+			nseeds = RTE_MAX(strtoul(argv[++i], NULL, 0), 1ul);
+		else if (!strcmp(argv[i], "--mode") && i + 1 < (unsigned long)argc)
+			routes = !strcmp(argv[++i], "routes");
+		else if (!strcmp(argv[i], "--no-huge"))
+			no_huge = true;
+	}
+	if (getenv("HPM_TEST_OPS") != NULL)
+		ops = strtoul(getenv("HPM_TEST_OPS"), NULL, 0);
+	seed0 = test_seed(0xd1ff);
+	hpm_config_defaults(&cfg);
+	cfg.chunk_size = 8 * MIB;
+	/* routes: what the drain frees stays for the next seed, and most frees keep it */
+	cfg.retain_size = routes ? 128 * MIB : 32 * MIB;
+	cfg.release_delay_ms = 0; /* at once: the drain below shows it */
+	if (!strcmp(source, "eal")) {
+		rc = no_huge ? test_eal_init("heap_diff", "-l", "0", "--no-pci", "--no-huge", "-m",
+				       "1024", NULL)
+			     : test_eal_init("heap_diff", "-l", "0", "--no-pci", NULL);
+		if (rc != 0)
+			return TEST_SKIP;
+		cfg.source = HPM_SOURCE_EAL;
+		has_iova = !no_huge && rte_eal_iova_mode() != RTE_IOVA_DC;
+	} else {
+		cfg.source = !strcmp(source, "hugetlbfs") ? HPM_SOURCE_HUGETLBFS : HPM_SOURCE_ANON;
+	}
+	rc = hpm_init(&cfg);
+	if (rc == -ENODEV) {
+		printf("source %s not available here: skipped\n", source);
+		return TEST_SKIP;
+	}
+	CHECK(rc == 0, "hpm_init: %d", rc);
+	if (cfg.source == HPM_SOURCE_HUGETLBFS) {
+		void *probe = hpm_malloc("probe", 64, 0);
+
+		has_iova = hpm_malloc_virt2iova(probe) != RTE_BAD_IOVA;
+		hpm_free(probe);
+	}
+	printf("source %s%s, mode %s, %lu ops over %lu seed%s\n", hpm_source_name(),
+		no_huge ? " (--no-huge)" : "", routes ? "routes" : "mix", ops, nseeds,
+		nseeds > 1 ? "s" : "");
+	CHECK(hpm_malloc_get_socket_stats(0, &before) == 0, "stats");
+
+	t0 = now_s();
+	for (s = 0; s < nseeds && test_failures == 0; s++) {
+		unsigned long n = ops / nseeds + (s < ops % nseeds);
+		double t = now_s();
+
+		rs = seed0 + s * UINT64_C(0x9e3779b97f4a7c15);
+		rs = rs != 0 ? rs : 1;
+		run(n, &before, &c);
+		total += n;
+		printf("seed %" PRIu64 ": %lu ops in %.1f s, back at the baseline\n",
+			seed0 + s * UINT64_C(0x9e3779b97f4a7c15), n, now_s() - t);
+	}
+	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
 	/* empty chunks beyond the retain threshold went back; each kind of page keeps one
 	 * empty unit (runs and single granules of 4 KiB and 64 KiB, heap spans), which may
 	 * keep a chunk of at most chunk_size alive */
 	CHECK(after.heap_totalsz_bytes <= cfg.retain_size + 5 * cfg.chunk_size,
 		"heap holds %zu B after the drain (retain %zu)", after.heap_totalsz_bytes,
 		cfg.retain_size);
-	printf("ops: malloc %lu zmalloc %lu calloc %lu realloc %lu (%lu in place) free %lu; "
+	printf("ops: %lu in %.1f s; malloc %lu zmalloc %lu calloc %lu realloc %lu (%lu in place) "
+	       "free %lu bulk %lu free_bulk %lu contig %lu (%lu given, %lu ENOMEM); %lu blocks; "
 	       "ENOMEM %lu\n",
-		c.ops[OP_MALLOC], c.ops[OP_ZMALLOC], c.ops[OP_CALLOC], c.ops[OP_REALLOC],
-		c.in_place, c.ops[OP_FREE], c.enomem);
+		total, now_s() - t0, c.ops[OP_MALLOC], c.ops[OP_ZMALLOC], c.ops[OP_CALLOC],
+		c.ops[OP_REALLOC], c.in_place, c.ops[OP_FREE], c.ops[OP_BULK], c.ops[OP_FREE_BULK],
+		c.ops[OP_CONTIG], c.contig_ok, c.contig_enomem, c.blocks, c.enomem);
+	if (routes) {
+		printf("requests by route:");
+		for (i = 0; i < R_COUNT; i++)
+			printf(" %s %lu", route_name[i], route_count[i]);
+		printf("\n");
+	}
 	printf("heap: peak %.1f MiB held for %.1f MiB in blocks; after the drain %.1f MiB held, "
 	       "%u blocks\n",
 		peak.heap_totalsz_bytes / (double)MIB, peak.heap_allocsz_bytes / (double)MIB,

@@ -8,8 +8,24 @@
  * documents; contents survive realloc and every other call; validate and
  * usable_size agree with the model; bad frees (interior, double, foreign
  * pointers) are counted and change nothing; statistics count the live
- * blocks. At the end of each input everything is freed: the heap checks, the
- * statistics are back at zero and a trim leaves at most retain_size.
+ * blocks. At the end of each input everything is freed and the statistics
+ * (alloc_count, heap_allocsz_bytes) are back at their baseline.
+ *
+ * One long-lived heap serves every input (hpm_init() once, in
+ * LLVMFuzzerInitialize): an input starts from an empty heap because the one
+ * before it drained it, not because the heap was made again, so that the
+ * fuzzer runs thousands of inputs a second under ASan, and the heap's reuse
+ * of its free lists, caches and retained chunks is what gets fuzzed. The whole
+ * heap is checked (hpm_heap_check, the statistics against the model, every
+ * live block's contents) at the first CHECK operation of an input and at the
+ * end of one input in CHECK_EVERY (then the dumps run too); one input in
+ * TRIM_EVERY trims the heap and checks what it still holds. An input's costly
+ * work is bounded (TOUCH_BUDGET, see cost()): an operation that would zero,
+ * copy or take more than what is left of it is skipped. The process runs on
+ * 4 KiB pages (no transparent hugepages: a fault on a new chunk would clear
+ * 2 MiB). HPM_FUZZ_REINIT=1 in the environment makes the heap again for
+ * every input (hpm_fini, hpm_init), for a crash that seems to need the heap
+ * an earlier input left.
  *
  * Input format (test/fuzz/gen-corpus.py writes seeds in it): one byte picks
  * the operation (its value modulo OP_COUNT), then the operation's bytes:
@@ -25,6 +41,9 @@
  *                                                  realloc(NULL) of the _socket family)
  *   CONTIG            size align
  *   TRIM, CHECK       -
+ *   ROUTE             r v                         (a request aimed at one route:
+ *                                                  r % 8 the route, r / 8 % 4 the call,
+ *                                                  v the size within the route; below)
  * size: one byte k, then: k 0: 0; 1: SIZE_MAX; 2: SIZE_MAX - byte; 3: 2^46 + 1;
  *   4: 2^40 << (byte % 7); 5: an edge of a route (table, byte); else a size of
  *   (k % 23) bits (1 B to 4 MiB), low bits from two bytes.
@@ -43,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include <rte_errno.h>
 
@@ -54,8 +74,15 @@
 #define OK_SIZE_MAX (4 * MIB)
 #define OK_ALIGN_MAX (4 * MIB)
 #define SIZE_LIMIT (UINT64_C(1) << 46) /* larger requests fail with ENOMEM */
-#define RETAIN (4 * MIB)
+#define RETAIN (256 * MIB)
+#define CHUNK (4 * MIB)
 #define FREED_RING 16
+/* bytes an input may zero, copy or map fresh (large requests beyond OK_SIZE_MAX) */
+#define TOUCH_BUDGET (8 * MIB)
+/* the whole heap is checked at the end of one input in this many */
+#define CHECK_EVERY 64
+/* and trimmed (what it holds then is checked) at the end of one in this many */
+#define TRIM_EVERY 4096
 
 #define FUZZ_CHECK(cond, ...)                                                                 \
 	do {                                                                                  \
@@ -81,6 +108,7 @@ enum {
 	OP_CONTIG,
 	OP_TRIM,
 	OP_CHECK,
+	OP_ROUTE,
 	OP_COUNT,
 };
 
@@ -107,6 +135,7 @@ static unsigned int freed_pos;
 static uint64_t bad_expected;
 static uint8_t seed_counter;
 static int static_target;
+static size_t touch_left;
 /*
  * The default alignment, not as a constant: clang 14 takes the header's
  * alloc_align attribute at its word and crashes on an alignment of 0.
@@ -188,43 +217,122 @@ expect(size_t size, unsigned int align)
 	return EXP_OK;
 }
 
+/*
+ * A block's pattern: byte off of a block with seed s is patbuf[pat_index(s,
+ * off)]. Within 4 KiB of offsets the bytes are consecutive in patbuf (which
+ * holds its 4 KiB sequence twice), so that a range is written with memcpy and
+ * checked with memcmp; across 4 KiB the phase moves, so that a block copied 4 KiB
+ * off its place does not look intact.
+ */
+static uint8_t patbuf[8192];
+
+static inline size_t
+pat_index(uint8_t seed, size_t off)
+{
+	return (seed * 67u + off + (off >> 12) * 13) & 4095;
+}
+
+static void
+pattern_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(patbuf); i++)
+		patbuf[i] = (uint8_t)((i & 4095) * 31 + ((i & 4095) >> 8) * 101 + 1);
+}
+
 static inline uint8_t
 pattern(uint8_t seed, size_t off)
 {
-	return (uint8_t)(seed + off * 31 + (off >> 12));
+	return patbuf[pat_index(seed, off)];
 }
 
-/* The bytes a block's pattern covers: the first 256, the last 64, 16 spread between. */
-static size_t
-next_sample(size_t off, size_t size)
+/*
+ * The bytes a block's pattern covers: the first 256, the last 64, 16 spread
+ * between: range k of a block of size bytes is [*from, *to); false past the last.
+ */
+static bool
+sample(size_t size, unsigned int k, size_t *from, size_t *to)
 {
-	size_t tail = size > 64 ? size - 64 : 0, stride = RTE_MAX(size / 16, (size_t)4096);
+	size_t tail = RTE_MAX(size > 64 ? size - 64 : 0, (size_t)256),
+	       stride = RTE_MAX(size / 16, (size_t)4096), off;
 
-	if (off + 1 < 256 || off + 1 >= tail)
-		return off + 1;
-	off += stride;
-	return off < tail ? off : tail;
+	if (k == 0) {
+		*from = 0;
+		*to = RTE_MIN(size, (size_t)256);
+		return true;
+	}
+	if (tail >= size)
+		return false;
+	off = 256 + (k - 1) * stride;
+	if (off < tail) {
+		*from = off;
+		*to = off + 1;
+		return true;
+	}
+	if (off - stride >= tail && k > 1)
+		return false;
+	*from = tail;
+	*to = size;
+	return true;
 }
 
-#define FOR_SAMPLES(size, off) for (size_t off = 0; off < (size); off = next_sample(off, (size)))
+#define FOR_SAMPLES(size, from, to) \
+	for (size_t _k = 0, from = 0, to = 0; sample((size), _k, &from, &to); _k++)
+
+/* Range [from, to) of a block with seed s, cut at 4 KiB of offsets (one phase each). */
+#define FOR_PIECES(from, to, off, end)                                                  \
+	for (size_t off = (from), end; off < (to) &&                                    \
+		(end = RTE_MIN((to), RTE_ALIGN_FLOOR(off, (size_t)4096) + 4096), true); \
+		off = end)
 
 static void
 fill(struct blk *b)
 {
 	if (!b->filled)
 		return;
-	FOR_SAMPLES(b->size, off)
-	b->p[off] = pattern(b->seed, off);
+	FOR_SAMPLES(b->size, from, to)
+	FOR_PIECES(from, to, off, end)
+	memcpy(b->p + off, &patbuf[pat_index(b->seed, off)], end - off);
+}
+
+/* Whether the samples of a block with seed s below limit are at p; else where not. */
+static bool
+intact(const uint8_t *p, size_t size, uint8_t seed, size_t limit, size_t *bad)
+{
+	FOR_SAMPLES(size, from, to)
+	FOR_PIECES(from, RTE_MIN(to, limit), off, end)
+	if (memcmp(p + off, &patbuf[pat_index(seed, off)], end - off) != 0) {
+		while (p[off] == pattern(seed, off))
+			off++;
+		*bad = off;
+		return false;
+	}
+	return true;
 }
 
 static void
 check_intact(const struct blk *b, const char *when)
 {
+	size_t off = 0;
+
 	if (!b->filled)
 		return;
-	FOR_SAMPLES(b->size, off)
-	FUZZ_CHECK(b->p[off] == pattern(b->seed, off), "%s: block %p (%zu B): byte %zu is %#x",
-		when, b->p, b->size, off, b->p[off]);
+	FUZZ_CHECK(intact(b->p, b->size, b->seed, b->size, &off),
+		"%s: block %p (%zu B): byte %zu is %#x, not %#x", when, b->p, b->size, off,
+		b->p[off], pattern(b->seed, off));
+}
+
+/* What a realloc moved: the samples of the old block that the new one covers. */
+static void
+check_moved(const struct blk *old, const uint8_t *p, size_t size)
+{
+	size_t off = 0;
+
+	if (!old->filled)
+		return;
+	FUZZ_CHECK(intact(p, old->size, old->seed, size, &off),
+		"realloc %p (%zu B) -> %p (%zu B): byte %zu lost", old->p, old->size, p, size, off);
 }
 
 static void
@@ -236,8 +344,10 @@ check_zeroed(const uint8_t *p, size_t size)
 	for (i = 0; i < size && i < 65536; i += sizeof(zeros))
 		FUZZ_CHECK(memcmp(p + i, zeros, RTE_MIN(size - i, sizeof(zeros))) == 0,
 			"zeroed block %p (%zu B): not zero from byte %zu on", p, size, i);
-	FOR_SAMPLES(size, off)
-	FUZZ_CHECK(p[off] == 0, "zeroed block %p (%zu B): byte %zu is %#x", p, size, off, p[off]);
+	FOR_SAMPLES(size, from, to)
+	FOR_PIECES(from, to, off, end)
+	FUZZ_CHECK(memcmp(p + off, zeros, end - off) == 0,
+		"zeroed block %p (%zu B): not zero in [%zu, %zu)", p, size, off, end);
 }
 
 static int
@@ -319,6 +429,39 @@ fits(size_t size, enum expect e, unsigned int n)
 	return nlive + n <= MAX_LIVE && size * n <= LIVE_BYTES_MAX - live_bytes;
 }
 
+/*
+ * Whether an input may still spend bytes on zeroing, copying or fresh
+ * mappings (TOUCH_BUDGET); if so they are spent.
+ */
+static bool
+afford(size_t bytes)
+{
+	if (bytes > touch_left)
+		return false;
+	touch_left -= bytes;
+	return true;
+}
+
+/*
+ * What a request costs against the budget: the bytes of a block of 64 KiB or
+ * more (ASan's shadow of a block is poisoned and unpoisoned at every
+ * allocation and free; a block of its own is mapped), and three times the
+ * bytes it zeroes (at most one zeroed block of 2 MiB an input).
+ */
+static size_t
+cost(size_t size, unsigned int align, enum expect e, bool zero)
+{
+	size_t c = 0;
+
+	if (e == EXP_EINVAL || e == EXP_ENOMEM)
+		return 0;
+	if (size > LIVE_BYTES_MAX || align > OK_ALIGN_MAX)
+		return zero ? TOUCH_BUDGET + 1 : TOUCH_BUDGET; /* a mapping of its own */
+	if (size >= 65536 || align >= 65536)
+		c = RTE_MAX(size, (size_t)align); /* what the block may take with its alignment */
+	return zero ? c + 3 * size : c;
+}
+
 /* The result of an allocation against what was expected. */
 static void
 result(void *p, size_t size, unsigned int align, enum expect e, bool zero, const char *what)
@@ -366,7 +509,10 @@ op_alloc(struct input *in, int op)
 	} else {
 		e = expect(total, align);
 	}
-	if (!fits(total, e, 1))
+	if (!fits(total, e, 1) ||
+		!afford(cost(total, align, e,
+			op == OP_ZMALLOC || op == OP_CALLOC ||
+				(op == OP_SOCKET && (which == 1 || which == 2)))))
 		return;
 	rte_errno = 0;
 	switch (op) {
@@ -404,7 +550,7 @@ op_realloc(struct input *in)
 	uint8_t *p;
 
 	if (t == 255 || nlive == 0) {
-		if (!fits(size, e, 1))
+		if (!fits(size, e, 1) || !afford(cost(size, align, e, false)))
 			return;
 		rte_errno = 0;
 		result(hpm_realloc(NULL, size, align), size, align, e, false, "realloc(NULL)");
@@ -413,6 +559,9 @@ op_realloc(struct input *in)
 	i = t % nlive;
 	old = live[i];
 	if (e == EXP_OK && size > old.size && size - old.size > LIVE_BYTES_MAX - live_bytes)
+		return;
+	/* a move copies what both sizes cover */
+	if (!afford(cost(size, align, e, false) + RTE_MIN(old.size, size)))
 		return;
 	rte_errno = 0;
 	p = hpm_realloc(old.p, size, align);
@@ -427,12 +576,7 @@ op_realloc(struct input *in)
 	}
 	FUZZ_CHECK(e == EXP_OK || e == EXP_MAYBE, "realloc(%zu, %u) gave %p", size, align, p);
 	/* what both sizes cover moved with the block */
-	if (old.filled)
-		FOR_SAMPLES(old.size, off)
-	if (off < size)
-		FUZZ_CHECK(p[off] == pattern(old.seed, off),
-			"realloc %p (%zu B) -> %p (%zu B): byte %zu lost", old.p, old.size, p, size,
-			off);
+	check_moved(&old, p, size);
 	live_bytes -= old.size;
 	live[i] = live[--nlive];
 	if (p != old.p)
@@ -453,7 +597,7 @@ op_bulk(struct input *in)
 
 	align = get_align(in);
 	e = expect(size, align);
-	if (e == EXP_MAYBE || !fits(size, e, n))
+	if (e == EXP_MAYBE || !fits(size, e, n) || !afford(n * cost(size, align, e, false)))
 		return;
 	rte_errno = 0;
 	rc = hpm_malloc_bulk(objs, n, size, align, SOCKET_ID_ANY);
@@ -614,17 +758,158 @@ op_contig(struct input *in)
 		"contig(%zu, %u): rte_errno %d", size, align, rte_errno);
 }
 
+/*
+ * A request aimed at one route, from two bytes: r % 8 the route, r / 8 % 4
+ * the call (malloc, zmalloc, calloc, realloc(NULL) or a _socket form), r / 32
+ * a variant (alignment); v the size within the route. Routes are named by
+ * what the API promises (size and alignment), not by the allocator's table.
+ */
+enum {
+	RT_SMALL,  /* 1 B to 1 KiB, alignments up to 1 KiB */
+	RT_MEDIUM, /* 1 KiB to 64 KiB, not multiples of 4 KiB */
+	RT_4K,     /* multiples of 4 KiB, 4K-aligned or not */
+	RT_64K,    /* multiples of 64 KiB, 64K-aligned or not; small 64K-aligned */
+	RT_LARGE,  /* 2 MiB to 4 MiB, 2M-aligned or not */
+	RT_CONTIG, /* hpm_malloc_contig: anon memory has none */
+	RT_BULK,   /* hpm_malloc_bulk of one of the routes above */
+	RT_MOVE,   /* realloc of a live block into one of the routes above */
+};
+
+static void
+route_request(unsigned int route, unsigned int var, uint8_t v, size_t *size, unsigned int *align)
+{
+	static const unsigned int small_align[] = {0, 8, 16, 32, 64, 128, 256, 1024};
+
+	switch (route % 5) {
+	case RT_SMALL:
+		*size = v == 255 ? 1024 : 1 + (size_t)v * 4;
+		*align = small_align[var % 8];
+		break;
+	case RT_MEDIUM:
+		*size = 1025 + (size_t)v * 251;
+		if (*size % 4096 == 0)
+			*size += 8;
+		*align = small_align[var % 8];
+		break;
+	case RT_4K:
+		*size = 4096 * (size_t)(1 + v % 16);
+		if (var & 1)
+			*size -= v % 4096 % *size; /* not a multiple: a 4K-aligned odd size */
+		*align = var & 2 ? 0 : 4096;
+		break;
+	case RT_64K:
+		*size = var == 7 ? 1 + (size_t)v * 16 : 65536 * (size_t)(1 + v % 31);
+		*align = var & 1 ? 0 : 65536;
+		break;
+	default:
+		*size = var & 2 ? 2 * MIB * (size_t)(1 + v % 2) : 2 * MIB + (size_t)v * 8192;
+		*align = var & 1 ? 2 * MIB : 0;
+		break;
+	}
+}
+
+static void
+op_route(struct input *in)
+{
+	uint8_t r = byte(in), v = byte(in);
+	unsigned int route = r % 8, call = r / 8 % 4, var = r / 32, align, n, i;
+	size_t size, num = 1;
+	bool zero = call == 1 || call == 2;
+	enum expect e;
+	void *objs[32];
+	uint8_t *p;
+	int rc;
+
+	switch (route) {
+	case RT_CONTIG:
+		route_request(var, var, v, &size, &align);
+		rte_errno = 0;
+		p = hpm_malloc_contig("fuzz", size, align, SOCKET_ID_ANY);
+		FUZZ_CHECK(p == NULL && rte_errno == ENOTSUP, "contig(%zu, %u) on anon: %p, %d",
+			size, align, p, rte_errno);
+		return;
+	case RT_BULK:
+		route_request(var % 4, var, v, &size, &align);
+		n = 1 + v % 32;
+		if (!fits(size, EXP_OK, n) || !afford(n * cost(size, align, EXP_OK, false)))
+			return;
+		rc = hpm_malloc_bulk(objs, n, size, align, SOCKET_ID_ANY);
+		FUZZ_CHECK(rc == 0, "bulk %u x (%zu, %u): %d", n, size, align, rc);
+		for (i = 0; i < n; i++)
+			add(objs[i], size, align, false);
+		if (call != 0)
+			return;
+		/* back at once, in the order given */
+		for (i = 0; i < n; i++)
+			check_intact(&live[nlive - n + i], "before free_bulk");
+		hpm_free_bulk(objs, n);
+		for (i = 0; i < n; i++)
+			forget(nlive - 1);
+		return;
+	case RT_MOVE:
+		if (nlive == 0)
+			return;
+		route_request(var, var, v, &size, &align);
+		i = (v + r) % nlive;
+		if ((size > live[i].size && size - live[i].size > LIVE_BYTES_MAX - live_bytes) ||
+			!afford(RTE_MIN(live[i].size, size) + cost(size, align, EXP_OK, false)))
+			return;
+		{
+			struct blk old = live[i];
+
+			p = hpm_realloc(old.p, size, align);
+			FUZZ_CHECK(p != NULL, "realloc(%p, %zu, %u): rte_errno %d", old.p, size,
+				align, rte_errno);
+			check_moved(&old, p, size);
+			live_bytes -= old.size;
+			live[i] = live[--nlive];
+			if (p != old.p)
+				freed[freed_pos++ % FREED_RING] = (uintptr_t)old.p;
+			add(p, size, align, false);
+		}
+		return;
+	default:
+		break;
+	}
+	route_request(route, var, v, &size, &align);
+	if (call == 2) {
+		num = 1 + v % 4;
+		size = (size + num - 1) / num;
+	}
+	e = expect(size * num, align);
+	if (!fits(size * num, e, 1) || !afford(cost(size * num, align, e, zero)))
+		return;
+	rte_errno = 0;
+	p = call == 0       ? hpm_malloc("fuzz", size, align)
+		: call == 1 ? hpm_zmalloc_socket("fuzz", size, align, SOCKET_ID_ANY)
+		: call == 2 ? hpm_calloc("fuzz", num, size, align)
+			    : hpm_realloc(NULL, size, align);
+	result(p, size * num, align, e, zero, "route");
+}
+
 static FILE *devnull;
+
+static bool checked; /* the whole heap, in this input */
 
 static void
 check_all(void)
 {
 	unsigned int i;
 
+	/* its cost follows the heap's size, retained chunks included: once an input */
+	if (checked)
+		return;
+	checked = true;
 	for (i = 0; i < nlive; i++)
 		check_intact(&live[i], "check");
 	FUZZ_CHECK(hpm_heap_check() == 0, "heap check with %u live blocks", nlive);
-	/* the walkers behind the dumps, over whatever shape the heap has */
+	check_stats();
+}
+
+/* The walkers behind the dumps, over whatever shape the heap has. */
+static void
+dump_all(void)
+{
 	hpm_malloc_dump_stats(devnull, NULL);
 	hpm_malloc_dump_heaps(devnull);
 }
@@ -632,23 +917,42 @@ check_all(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static struct hpm_config cfg;
+static struct rte_malloc_socket_stats baseline;
+static bool reinit;
+static uint64_t inputs;
+
+static void
+heap_init(void)
+{
+	int rc = hpm_init(&cfg);
+
+	FUZZ_CHECK(rc == 0, "hpm_init: %d", rc);
+	FUZZ_CHECK(hpm_malloc_get_socket_stats(0, &baseline) == 0, "stats");
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct hpm_config cfg;
-	int rc;
-
 	RTE_SET_USED(argc);
 	RTE_SET_USED(argv);
+	/*
+	 * 4 KiB pages: the source asks for transparent hugepages, and a fault on
+	 * a chunk that is new would then clear 2 MiB (most of the time an input
+	 * takes). What is fuzzed is the allocator's logic; the pages are the same.
+	 */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	pattern_init();
 	hpm_config_defaults(&cfg);
 	cfg.source = HPM_SOURCE_ANON;
-	cfg.chunk_size = 2 * MIB;
-	cfg.retain_size = RETAIN; /* small: the heap shrinks within an input */
-	cfg.release_delay_ms = 0;
+	cfg.chunk_size = CHUNK;
+	/* large: what one input frees stays for the next, warm (no page faults) */
+	cfg.retain_size = RETAIN;
+	cfg.release_delay_ms = 0; /* beyond the retain threshold: given back at once */
 	if (getenv("HPM_FUZZ_VALIDATE") != NULL)
 		cfg.flags |= HPM_CFG_F_VALIDATE;
-	rc = hpm_init(&cfg);
-	FUZZ_CHECK(rc == 0, "hpm_init: %d", rc);
+	reinit = getenv("HPM_FUZZ_REINIT") != NULL && atoi(getenv("HPM_FUZZ_REINIT")) != 0;
+	heap_init();
 	devnull = fopen("/dev/null", "w");
 	FUZZ_CHECK(devnull != NULL, "/dev/null");
 	return 0;
@@ -660,8 +964,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct input in = {.p = data, .n = size};
 	struct rte_malloc_socket_stats st;
 
+	if (reinit) {
+		hpm_fini();
+		heap_init();
+	}
 	nlive = 0;
 	live_bytes = 0;
+	touch_left = TOUCH_BUDGET;
+	checked = false;
 	memset(freed, 0, sizeof(freed));
 	bad_expected = hpm_bad_free_count();
 	while (in.n > 0) {
@@ -699,25 +1009,40 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case OP_TRIM:
 			hpm_heap_trim();
 			break;
+		case OP_ROUTE:
+			op_route(&in);
+			break;
 		default:
 			check_all();
 			break;
 		}
 		hpm_free(NULL);
-		check_stats();
 	}
-	check_all();
+	/* the statistics against the model: at CHECK and in one input in CHECK_EVERY */
+	if (++inputs % CHECK_EVERY == 0 || reinit) {
+		checked = false;
+		check_all();
+		dump_all();
+	}
+	/* the drain: every input leaves the heap empty for the next */
 	while (nlive > 0)
 		free_one(nlive - 1);
-	FUZZ_CHECK(hpm_heap_check() == 0, "heap check after freeing everything");
 	FUZZ_CHECK(hpm_malloc_get_socket_stats(0, &st) == 0, "stats");
-	FUZZ_CHECK(st.alloc_count == 0 && st.heap_allocsz_bytes == 0,
-		"after freeing everything: %u blocks, %zu bytes", st.alloc_count,
-		st.heap_allocsz_bytes);
-	hpm_heap_trim();
-	FUZZ_CHECK(hpm_malloc_get_socket_stats(0, &st) == 0, "stats");
-	FUZZ_CHECK(st.heap_totalsz_bytes <= RETAIN, "after a trim the empty heap holds %zu bytes",
-		st.heap_totalsz_bytes);
-	check_stats();
+	FUZZ_CHECK(hpm_bad_free_count() == bad_expected,
+		"bad frees counted %" PRIu64 ", expected %" PRIu64, hpm_bad_free_count(),
+		bad_expected);
+	FUZZ_CHECK(st.alloc_count == baseline.alloc_count &&
+			st.heap_allocsz_bytes == baseline.heap_allocsz_bytes,
+		"after freeing everything: %u blocks, %zu bytes (baseline %u, %zu)", st.alloc_count,
+		st.heap_allocsz_bytes, baseline.alloc_count, baseline.heap_allocsz_bytes);
+	if (inputs % CHECK_EVERY == 0 || reinit)
+		FUZZ_CHECK(hpm_heap_check() == 0, "heap check after freeing everything");
+	if (inputs % TRIM_EVERY == 0 || reinit) {
+		/* a trim gives back what is beyond the retain threshold, spare pages too */
+		hpm_heap_trim();
+		FUZZ_CHECK(hpm_malloc_get_socket_stats(0, &st) == 0, "stats");
+		FUZZ_CHECK(st.heap_totalsz_bytes <= RETAIN,
+			"after a trim the empty heap holds %zu bytes", st.heap_totalsz_bytes);
+	}
 	return 0;
 }

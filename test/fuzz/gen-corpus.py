@@ -11,7 +11,7 @@ import random
 import sys
 
 (MALLOC, ZMALLOC, CALLOC, REALLOC, FREE, BULK, FREE_BULK, VALIDATE, BAD, SOCKET, CONTIG,
- TRIM, CHECK) = range(13)
+ TRIM, CHECK, ROUTE) = range(14)
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -146,6 +146,12 @@ def seeds():
         frag += free(i % 20)
     frag += [CHECK] + malloc(2000) + malloc(100 * KIB)
     s['fragment'] = frag
+    # ROUTE r v: r % 8 the route, r // 8 % 4 the call, r // 32 the variant
+    for route in range(8):
+        for call in range(4):
+            s['aim-%d-%d' % (route, call)] = sum(
+                ([ROUTE, route + 8 * call + 32 * var, 17 * var + 3] for var in range(8)), []) + \
+                [ROUTE, 7 + 32 * 3, 9] + free(0) + [CHECK]
     rnd = random.Random(7)
     for i in range(8):
         s['random-%d' % i] = [rnd.randrange(256) for _ in range(64 + 48 * i)]
