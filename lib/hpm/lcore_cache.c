@@ -12,7 +12,6 @@
 #include <rte_lcore.h>
 
 #include "arena.h"
-#include "debug.h"
 #include "lcore_cache.h"
 #include "log.h"
 #include "state.h"
@@ -235,7 +234,7 @@ hpm_cache_bind(void)
 		return NULL;
 	lcore = rte_lcore_id();
 	if (!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) && hpm_state->cfg.cache_max != 0 &&
-		!hpm_debug_on && hpm_lock(&hpm_state->cache_lock)) {
+		hpm_lock(&hpm_state->cache_lock)) {
 		if (lcore >= RTE_MAX_LCORE) {
 			c = thread_slot_take();
 		} else {
@@ -556,8 +555,6 @@ hpm_cache_init_process(void)
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =
 			rte_lcore_callback_register("hpm_cache", lcore_init, lcore_uninit, NULL);
-	if (hpm_source_eal_ready())
-		hpm_telemetry_register();
 }
 
 void

@@ -16,7 +16,6 @@
 #include <rte_lcore.h>
 
 #include "block.h"
-#include "debug.h"
 #include "hpm_malloc.h"
 #include "large.h"
 #include "lcore_cache.h"
@@ -224,8 +223,8 @@ alloc_miss(const char *type, size_t size, unsigned int align, int socket, unsign
 	int cls;
 
 	/* debug mode binds every thread to no cache: every call comes here */
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, socket, flags);
+	if (unlikely(hpm_debug != NULL))
+		return hpm_debug->alloc(type, size, align, socket, flags);
 	c = cache_of_thread();
 
 	if (c != NULL && (align & (align - 1)) == 0 &&
@@ -322,8 +321,8 @@ hpm_calloc(const char *type, size_t num, size_t size, unsigned int align)
 void *
 hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
 {
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, socket, ALLOC_F_CONTIG);
+	if (unlikely(hpm_debug != NULL))
+		return hpm_debug->alloc(type, size, align, socket, ALLOC_F_CONTIG);
 	return alloc_slow(size, align, socket, ALLOC_F_CONTIG);
 }
 
@@ -359,8 +358,8 @@ free_miss(void *ptr, struct hpm_unit *u)
 	/* this process's first call: another process's heap, if there is one */
 	if (u == NULL && hpm_state == NULL)
 		u = hpm_block_unit(ptr);
-	if (unlikely(hpm_debug_on)) {
-		if (!hpm_debug_free(ptr))
+	if (unlikely(hpm_debug != NULL)) {
+		if (!hpm_debug->free(ptr))
 			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
 		return;
 	}
@@ -486,8 +485,8 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	if (unlikely(hpm_debug_on))
-		return hpm_debug_realloc(ptr, size, align, socket);
+	if (unlikely(hpm_debug != NULL))
+		return hpm_debug->realloc(ptr, size, align, socket);
 	u = hpm_block_unit(ptr);
 	if (u == NULL) {
 		hpm_bad_pointer(ptr, "hpm_realloc", "not hpmalloc memory");
@@ -586,13 +585,13 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 
 	if (n == 0)
 		return 0;
-	if (unlikely(hpm_debug_on)) {
+	if (unlikely(hpm_debug != NULL)) {
 		for (i = 0; i < n; i++)
-			if ((objs[i] = hpm_debug_alloc(NULL, size, align, socket, 0)) == NULL) {
+			if ((objs[i] = hpm_debug->alloc(NULL, size, align, socket, 0)) == NULL) {
 				int rc = -rte_errno;
 
 				while (i > 0)
-					hpm_debug_free(objs[--i]);
+					hpm_debug->free(objs[--i]);
 				return rc;
 			}
 		return 0;
@@ -685,7 +684,7 @@ hpm_free_bulk(void *const *objs, unsigned int n)
 	struct hpm_cache_tls *t = &hpm_cache_tls;
 	unsigned int i = 0, k;
 
-	if (unlikely(hpm_debug_on)) {
+	if (unlikely(hpm_debug != NULL)) {
 		for (i = 0; i < n; i++)
 			hpm_free(objs[i]);
 		return;
@@ -728,4 +727,64 @@ hpm_cache_flush_lcore(unsigned int lcore_id)
 	if (c != NULL)
 		hpm_cache_flush_all(c);
 	return 0;
+}
+
+/* What a pointer is: API functions, not observers (stats.c keeps statistics). */
+
+/* Usable size of a live block, 0 otherwise (also for a block freed into a cache). */
+static size_t
+live_usable(const void *ptr)
+{
+	struct hpm_unit *u = ptr != NULL ? hpm_block_unit(ptr) : NULL;
+	struct hpm_arena *a;
+	size_t size;
+
+	if (u == NULL)
+		return 0;
+	if (hpm_debug != NULL)
+		return hpm_debug->usable(ptr);
+	a = &hpm_state->arenas[u->socket];
+	if (!hpm_arena_lock(a))
+		return 0;
+	size = hpm_block_usable(u, ptr);
+	if (size != 0 && hpm_block_in_cache(u, ptr))
+		size = 0;
+	hpm_unlock(&a->lock);
+	return size;
+}
+
+int
+hpm_malloc_owns(const void *ptr)
+{
+	return ptr != NULL && hpm_block_unit(ptr) != NULL;
+}
+
+size_t
+hpm_malloc_usable_size(const void *ptr)
+{
+	return live_usable(ptr);
+}
+
+int
+hpm_malloc_validate(const void *ptr, size_t *size)
+{
+	size_t usable = live_usable(ptr);
+
+	if (usable == 0)
+		return -1;
+	if (size != NULL)
+		*size = usable;
+	return 0;
+}
+
+rte_iova_t
+hpm_malloc_virt2iova(const void *addr)
+{
+	const struct hpm_unit *u = addr != NULL ? hpm_block_unit(addr) : NULL;
+
+	if (u == NULL || u->role == HPM_UNIT_FREE || !hpm_src->has_iova)
+		return RTE_BAD_IOVA;
+	if (hpm_state->unit_iova_contig && u->iova != RTE_BAD_IOVA)
+		return u->iova + (rte_iova_t)((const uint8_t *)addr - u->va);
+	return hpm_src->iova(&u->chunk->region, addr);
 }

@@ -17,13 +17,27 @@
 #include "lock.h"
 
 #include "check.h"
-#include "debug.h"
 #include "log.h"
 #include "poison.h"
 #include "state.h"
 
 struct hpm_state *hpm_state;
-const struct hpm_source_ops *hpm_src;
+const struct hpm_debug_ops *hpm_debug;
+static const struct hpm_debug_ops *debug_ops;
+
+void
+hpm_debug_register(const struct hpm_debug_ops *ops)
+{
+	debug_ops = ops;
+}
+
+static void
+debug_off(void)
+{
+	hpm_debug = NULL;
+	if (debug_ops != NULL)
+		debug_ops->fini();
+}
 
 /* Serialises initialisation and teardown within this process. */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -130,9 +144,15 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 		sizeof(*st));
 	state_sockets(st, src);
 	hpm_cache_init_shared(st);
-	if ((st->cfg.flags & HPM_CFG_F_DEBUG) && hpm_debug_init(st, src) != 0) {
-		hpm_meta_release_all(&st->meta, src);
-		return -ENOMEM;
+	if (st->cfg.flags & HPM_CFG_F_DEBUG) {
+		rc = debug_ops != NULL ? debug_ops->init(st, src) : -ENOTSUP;
+		if (rc != 0) {
+			if (debug_ops == NULL)
+				HPM_LOG(ERR, "debug mode is not linked in (link libhpm whole)");
+			hpm_meta_release_all(&st->meta, src);
+			return rc == -ENOTSUP ? rc : -ENOMEM;
+		}
+		hpm_debug = debug_ops;
 	}
 	/* last: a process attaching waits for the magic */
 	__atomic_store_n(&st->magic, HPM_STATE_MAGIC, __ATOMIC_RELEASE);
@@ -184,7 +204,8 @@ state_attach(void)
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();
-	hpm_debug_attach();
+	if (debug_ops != NULL && debug_ops->attach())
+		hpm_debug = debug_ops;
 	HPM_LOG(INFO, "attached to the heap of process %d", st->creator_pid);
 	return 0;
 }
@@ -193,7 +214,7 @@ state_attach(void)
 static void
 state_detach(void)
 {
-	hpm_debug_fini();
+	debug_off();
 	hpm_cache_fini_process(false);
 	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
 }
@@ -227,7 +248,7 @@ state_destroy(void)
 	struct hpm_state *st = hpm_state;
 	unsigned int i;
 
-	hpm_debug_fini();
+	debug_off();
 	hpm_cache_fini_process(true);
 	for (i = 0; i < st->nsockets; i++) {
 		struct hpm_arena *a = &st->arenas[st->socket_ids[i]];
@@ -344,3 +365,27 @@ hpm_source_name(void)
 {
 	return hpm_state_find() == 0 ? hpm_src->name : NULL;
 }
+
+#ifdef HPM_CHECKER
+/* The walk over every arena is the API layer's: poison.c keeps the flag alone. */
+void
+hpm_poison_sync(void)
+{
+	unsigned int i;
+
+	if (!hpm_poison_enabled || hpm_state == NULL ||
+		!__atomic_load_n(&hpm_state->shared, __ATOMIC_ACQUIRE))
+		return;
+	hpm_poison_enabled = false;
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
+		const struct hpm_chunk *c;
+
+		if (!hpm_arena_lock(a))
+			continue;
+		for (c = a->chunks; c != NULL; c = c->next)
+			HPM_UNPOISON(c->region.va, c->region.len);
+		hpm_unlock(&a->lock);
+	}
+}
+#endif

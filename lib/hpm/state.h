@@ -10,6 +10,8 @@
  * The pointers to it and to the source's functions are per process.
  */
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_branch_prediction.h>
@@ -20,6 +22,7 @@
 #include "lcore_cache.h"
 #include "meta.h"
 #include "pagemap.h"
+#include "poison.h"
 #include "source.h"
 
 #define HPM_STATE_MAGIC UINT64_C(0x68706d616c6c6f63) /* "hpmalloc" */
@@ -55,12 +58,6 @@ struct hpm_state {
 
 /** This process's view of the state; NULL before initialisation. */
 extern struct hpm_state *hpm_state;
-/** This process's functions of the state's source. */
-extern const struct hpm_source_ops *hpm_src;
-
-/** Register the telemetry commands, once per process (with EAL). */
-void hpm_telemetry_register(void);
-
 /** Socket of a CPU in the heap's topology (fake or real); -1 if unknown. */
 int hpm_state_socket_of_cpu(int cpu);
 
@@ -83,5 +80,49 @@ hpm_state_ready(void)
 		return 0;
 	return hpm_state_ensure();
 }
+
+#ifdef HPM_CHECKER
+/** At an API entry: stop poisoning, and open the heap, once another process shares it. */
+void hpm_poison_sync(void);
+#define HPM_POISON_SYNC() hpm_poison_sync()
+#else
+#define HPM_POISON_SYNC() ((void)0)
+#endif
+
+/*
+ * Debug mode wraps the API from above (debug.c): it installs its operations
+ * at load (hpm_debug_register(), an RTE_INIT constructor), the state turns
+ * them on at creation or attach when the heap is in debug mode, and the API
+ * calls them while hpm_debug is set. Process-local pointers: never in shared
+ * memory.
+ */
+struct hpm_debug_ops {
+	void *(*alloc)(const char *type, size_t size, unsigned int align, int socket,
+		unsigned int flags);
+	/** false if p is not a debug block (the caller reports it). */
+	bool (*free)(void *p);
+	void *(*realloc)(void *p, size_t size, unsigned int align, int socket);
+	/** Usable size of a debug block (the size asked for), 0 if none. */
+	size_t (*usable)(const void *p);
+	/** Set up in a new state: 0 or -errno. */
+	int (*init)(struct hpm_state *st, const struct hpm_source_ops *src);
+	/** Join an attached state's records: true if the heap is in debug mode. */
+	bool (*attach)(void);
+	/** Forget the state (gone or left). */
+	void (*fini)(void);
+};
+
+/** Debug mode's operations while it is on in this process, else NULL. */
+extern const struct hpm_debug_ops *hpm_debug;
+
+/** Install debug mode's operations (debug.c, at load). */
+void hpm_debug_register(const struct hpm_debug_ops *ops);
+
+/* The locked path, without debug mode: what debug blocks are made of (malloc.c). */
+void *hpm_raw_alloc(size_t size, unsigned int align, int socket, unsigned int flags);
+void hpm_raw_free(void *p);
+
+#define HPM_ALLOC_F_ZERO 1u
+#define HPM_ALLOC_F_CONTIG 2u
 
 #endif /* HPM_STATE_H */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_lcore.h>
 #include <rte_telemetry.h>
 
@@ -200,14 +201,9 @@ tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-void
-hpm_telemetry_register(void)
+/* Registered at load, as DPDK's libraries do: nothing below calls the observers. */
+RTE_INIT(hpm_telemetry_register)
 {
-	static bool registered;
-
-	if (registered)
-		return;
-	registered = true;
 	rte_telemetry_register_cmd("/hpm/stats", tel_stats,
 		"hpmalloc statistics of every socket. No parameters");
 	rte_telemetry_register_cmd("/hpm/heap_info", tel_heap_info,
