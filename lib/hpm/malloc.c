@@ -58,7 +58,7 @@ gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int a
 {
 	if (n == 1 && align == 1)
 		cls = cls == HPM_GRAN_4K ? HPM_GRAN_4K1 : HPM_GRAN_64K1;
-	return hpm_gran_alloc(a, cls, n, align, bi);
+	return hpm_gran_alloc(&a->gran, cls, n, align, bi);
 }
 
 /* One block from an arena, by the route table. Lock held. */
@@ -73,7 +73,7 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 		route = HPM_ROUTE_LARGE;
 	switch (route) {
 	case HPM_ROUTE_HEAP:
-		p = hpm_heap_alloc(a, size, align, bi);
+		p = hpm_heap_alloc(&a->heap, size, align, bi);
 		break;
 	case HPM_ROUTE_G4K:
 		p = gran_alloc(a, HPM_GRAN_4K, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12,
@@ -83,7 +83,7 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 		p = gran_alloc(a, HPM_GRAN_64K, size >> 16, RTE_MAX(align >> 16, (size_t)1), bi);
 		break;
 	case HPM_ROUTE_LARGE:
-		p = hpm_large_alloc(a, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
+		p = hpm_large_alloc(&a->cs, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
 			RTE_MAX(align >> HPM_UNIT_SHIFT, (size_t)1), contig, bi);
 		break;
 	}
@@ -453,13 +453,13 @@ resize_in_place(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size, s
 		return -1;
 	switch (route) {
 	case HPM_ROUTE_HEAP:
-		return hpm_heap_resize(a, u, p, size, bi);
+		return hpm_heap_resize(&a->heap, u, p, size, bi);
 	case HPM_ROUTE_G4K:
-		return hpm_gran_resize(a, u, p, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12, bi);
+		return hpm_gran_resize(&a->gran, u, p, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12, bi);
 	case HPM_ROUTE_G64K:
-		return hpm_gran_resize(a, u, p, size >> 16, bi);
+		return hpm_gran_resize(&a->gran, u, p, size >> 16, bi);
 	case HPM_ROUTE_LARGE:
-		return hpm_large_resize(a, u, p,
+		return hpm_large_resize(&a->cs, u, p,
 			RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT, bi);
 	}
 	return -1;

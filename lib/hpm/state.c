@@ -111,9 +111,10 @@ state_sockets(struct hpm_state *st, const struct hpm_source_ops *src)
 
 		if (id < 0 || id >= RTE_MAX_NUMA_NODES)
 			continue;
-		hpm_arena_init(&st->arenas[id], id,
-			HPM_EXPENSIVE_CHECKS || (st->cfg.flags & HPM_CFG_F_VALIDATE));
 		st->node_of_socket[id] = fake != 0 ? ids[i % n] : id;
+		hpm_arena_init(&st->arenas[id], id, st->node_of_socket[id],
+			HPM_EXPENSIVE_CHECKS || (st->cfg.flags & HPM_CFG_F_VALIDATE), &st->meta,
+			&st->pagemap, &st->cfg, st->unit_iova_contig);
 		st->socket_ids[st->nsockets++] = id;
 	}
 }
@@ -172,7 +173,7 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 
 			if (!hpm_arena_lock(a))
 				return -ENOTRECOVERABLE;
-			rc = hpm_chunk_reserve(a, cfg->initial_size);
+			rc = hpm_chunk_reserve(&a->cs, cfg->initial_size);
 			hpm_unlock(&a->lock);
 			if (rc != 0) {
 				HPM_LOG(ERR, "cannot reserve %zu bytes on socket %d",
@@ -256,7 +257,7 @@ state_destroy(void)
 		/* a torn arena's chunks may be half-linked: its source takes them back */
 		if (!hpm_arena_lock(a))
 			continue;
-		hpm_chunk_release_all(a);
+		hpm_chunk_release_all(&a->cs);
 		hpm_unlock(&a->lock);
 	}
 	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
@@ -352,9 +353,9 @@ hpm_heap_trim(void)
 		if (!hpm_arena_lock(a))
 			continue;
 		/* the pages kept for reuse may be all that keeps a chunk */
-		hpm_gran_release_spares(a);
-		hpm_heap_release_spares(a);
-		released += hpm_chunk_release_idle(a, UINT64_MAX);
+		hpm_gran_release_spares(&a->gran);
+		hpm_heap_release_spares(&a->heap);
+		released += hpm_chunk_release_idle(&a->cs, UINT64_MAX);
 		hpm_unlock(&a->lock);
 	}
 	return released;
@@ -383,7 +384,7 @@ hpm_poison_sync(void)
 
 		if (!hpm_arena_lock(a))
 			continue;
-		for (c = a->chunks; c != NULL; c = c->next)
+		for (c = a->cs.chunks; c != NULL; c = c->next)
 			HPM_UNPOISON(c->region.va, c->region.len);
 		hpm_unlock(&a->lock);
 	}

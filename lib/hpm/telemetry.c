@@ -46,14 +46,14 @@ census(struct hpm_arena *a, struct arena_census *c)
 	memset(c, 0, sizeof(*c));
 	if (!hpm_arena_lock(a))
 		return;
-	for (ch = a->chunks; ch != NULL; ch = ch->next) {
+	for (ch = a->cs.chunks; ch != NULL; ch = ch->next) {
 		c->chunks++;
 		for (i = 0; i < ch->nunits; i++)
 			if (ch->units[i].role < RTE_DIM(role_names))
 				c->units[ch->units[i].role]++;
 	}
-	c->reserved = a->chunks_reserved;
-	c->released = a->chunks_released;
+	c->reserved = a->cs.chunks_reserved;
+	c->released = a->cs.chunks_released;
 	hpm_unlock(&a->lock);
 }
 
