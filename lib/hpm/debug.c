@@ -13,7 +13,7 @@
 #include "lcore_cache.h"
 #include "hpm_malloc.h"
 #include "log.h"
-#include "state.h"
+#include "init.h"
 
 #define CANARY 0xcb
 #define POISON 0x6b

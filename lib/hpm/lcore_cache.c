@@ -230,7 +230,8 @@ hpm_cache_bind(void)
 	bool retry = false;
 	unsigned int lcore;
 
-	if (hpm_state_ready() != 0)
+	/* the API sets the heap up first (init.h): ask again once it is there */
+	if (hpm_state == NULL)
 		return NULL;
 	lcore = rte_lcore_id();
 	if (!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) && hpm_state->cfg.cache_max != 0 &&

@@ -21,7 +21,7 @@
 #include "lcore_cache.h"
 #include "log.h"
 #include "route.h"
-#include "state.h"
+#include "init.h"
 
 /* Past this no source has the memory, and unit counts would overflow. */
 #define HPM_SIZE_MAX (UINT64_C(1) << 46)
@@ -222,8 +222,11 @@ alloc_miss(const char *type, size_t size, unsigned int align, int socket, unsign
 	void *p;
 	int cls;
 
+	/* this process's first call sets the heap up; the cache binds after */
+	if (unlikely(hpm_state == NULL))
+		(void)hpm_state_ready();
 	/* debug mode binds every thread to no cache: every call comes here */
-	if (unlikely(hpm_debug != NULL))
+	if (unlikely(hpm_debug_on))
 		return hpm_debug->alloc(type, size, align, socket, flags);
 	c = cache_of_thread();
 
@@ -321,7 +324,7 @@ hpm_calloc(const char *type, size_t num, size_t size, unsigned int align)
 void *
 hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
 {
-	if (unlikely(hpm_debug != NULL))
+	if (unlikely(hpm_debug_on))
 		return hpm_debug->alloc(type, size, align, socket, ALLOC_F_CONTIG);
 	return alloc_slow(size, align, socket, ALLOC_F_CONTIG);
 }
@@ -358,7 +361,7 @@ free_miss(void *ptr, struct hpm_unit *u)
 	/* this process's first call: another process's heap, if there is one */
 	if (u == NULL && hpm_state == NULL)
 		u = hpm_block_unit(ptr);
-	if (unlikely(hpm_debug != NULL)) {
+	if (unlikely(hpm_debug_on)) {
 		if (!hpm_debug->free(ptr))
 			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
 		return;
@@ -485,7 +488,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	if (unlikely(hpm_debug != NULL))
+	if (unlikely(hpm_debug_on))
 		return hpm_debug->realloc(ptr, size, align, socket);
 	u = hpm_block_unit(ptr);
 	if (u == NULL) {
@@ -543,6 +546,9 @@ bulk_slow(void **objs, unsigned int n, size_t size, unsigned int align, int sock
 	unsigned int i;
 	int first, rc;
 
+	/* this process's first call sets the heap up, then starts again (the cache binds) */
+	if (hpm_state == NULL && hpm_state_ready() == 0)
+		return hpm_malloc_bulk(objs, n, size, align, socket);
 	if (size == 0 || (align & (align - 1)) != 0) {
 		rte_errno = EINVAL;
 		return -EINVAL;
@@ -585,7 +591,7 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 
 	if (n == 0)
 		return 0;
-	if (unlikely(hpm_debug != NULL)) {
+	if (unlikely(hpm_debug_on)) {
 		for (i = 0; i < n; i++)
 			if ((objs[i] = hpm_debug->alloc(NULL, size, align, socket, 0)) == NULL) {
 				int rc = -rte_errno;
@@ -684,7 +690,7 @@ hpm_free_bulk(void *const *objs, unsigned int n)
 	struct hpm_cache_tls *t = &hpm_cache_tls;
 	unsigned int i = 0, k;
 
-	if (unlikely(hpm_debug != NULL)) {
+	if (unlikely(hpm_debug_on)) {
 		for (i = 0; i < n; i++)
 			hpm_free(objs[i]);
 		return;
@@ -741,7 +747,7 @@ live_usable(const void *ptr)
 
 	if (u == NULL)
 		return 0;
-	if (hpm_debug != NULL)
+	if (hpm_debug_on)
 		return hpm_debug->usable(ptr);
 	a = &hpm_state->arenas[u->socket];
 	if (!hpm_arena_lock(a))

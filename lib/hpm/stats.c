@@ -13,7 +13,7 @@
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
 #include "poison.h"
-#include "state.h"
+#include "init.h"
 
 int
 hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)

@@ -17,7 +17,7 @@
 
 #include "arena.h"
 #include "lcore_cache.h"
-#include "state.h"
+#include "init.h"
 
 static const char *const role_names[] = {
 	[HPM_UNIT_FREE] = "free",
