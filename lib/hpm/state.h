@@ -7,8 +7,8 @@
  * The heap's whole state. It lives in the first metadata region of the
  * source (for eal, a memzone that secondary processes find by name), and
  * holds addresses only of memory that every process maps at the same place.
- * The pointers to it and to the source's functions are per process. Its
- * setting up and tearing down are the API's (init.h).
+ * The pointers to it (here) and to the source's functions (source.h) are per
+ * process. Setting it up and tearing it down are the API's (init.h).
  */
 
 #include <stdbool.h>
@@ -59,6 +59,7 @@ struct hpm_state {
 
 /** This process's view of the state; NULL before initialisation. */
 extern struct hpm_state *hpm_state;
+
 /** Socket of a CPU in the heap's topology (fake or real); -1 if unknown. */
 int hpm_state_socket_of_cpu(int cpu);
 
