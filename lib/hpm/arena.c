@@ -11,13 +11,18 @@
 #include "log.h"
 
 void
-hpm_arena_init(struct hpm_arena *a, int socket, bool validate)
+hpm_arena_init(struct hpm_arena *a, int socket, int node, bool validate, struct hpm_meta *meta,
+	struct hpm_pagemap *pagemap, const struct hpm_config *cfg, bool unit_iova_contig)
 {
 	memset(a, 0, sizeof(*a));
 	hpm_lock_init(&a->lock);
 	a->socket = socket;
 	a->present = true;
 	a->validate = validate;
+	hpm_chunk_set_init(&a->cs, socket, node, meta, pagemap, cfg->chunk_size, cfg->retain_size,
+		cfg->release_delay_ms, unit_iova_contig);
+	hpm_gran_set_init(&a->gran, &a->cs);
+	hpm_heap_init(&a->heap, &a->cs);
 }
 
 void
@@ -40,12 +45,12 @@ hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
 
 	if (!hpm_arena_lock(a))
 		return -ENOTRECOVERABLE;
-	hpm_chunk_free_ranges(a, &count, &longest, &bytes);
-	hpm_gran_free_ranges(a, &count, &longest, &bytes);
-	hpm_heap_free_ranges(a, &count, &longest, &bytes);
-	st->heap_totalsz_bytes = a->total_bytes;
+	hpm_chunk_free_ranges(&a->cs, &count, &longest, &bytes);
+	hpm_gran_free_ranges(&a->gran, &count, &longest, &bytes);
+	hpm_heap_free_ranges(&a->heap, &count, &longest, &bytes);
+	st->heap_totalsz_bytes = a->cs.total_bytes;
 	st->heap_allocsz_bytes = a->alloc_bytes;
-	st->heap_freesz_bytes = a->total_bytes - a->alloc_bytes;
+	st->heap_freesz_bytes = a->cs.total_bytes - a->alloc_bytes;
 	st->greatest_free_size = longest;
 	st->free_count = count;
 	st->alloc_count = a->alloc_count;
@@ -60,14 +65,14 @@ verify_locked(struct hpm_arena *a)
 	uint64_t live_count = 0;
 	unsigned int bad;
 
-	bad = hpm_chunk_verify(a);
-	bad += hpm_gran_verify(a, &live_bytes, &live_count);
-	bad += hpm_heap_verify(a, &live_bytes, &live_count);
+	bad = hpm_chunk_verify(&a->cs);
+	bad += hpm_gran_verify(&a->gran, &live_bytes, &live_count);
+	bad += hpm_heap_verify(&a->heap, &live_bytes, &live_count);
 	if (bad == 0) {
 		const struct hpm_chunk *c;
 		unsigned int i;
 
-		for (c = a->chunks; c != NULL; c = c->next)
+		for (c = a->cs.chunks; c != NULL; c = c->next)
 			for (i = 0; i < c->nunits; i++)
 				if (c->units[i].role == HPM_UNIT_LARGE &&
 					c->units[i].head == &c->units[i]) {

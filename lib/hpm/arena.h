@@ -14,21 +14,12 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_malloc.h>
+#include "hpm_malloc.h"
 #include "lock.h"
 
 #include "chunk.h"
 #include "gran.h"
 #include "heap.h"
-
-/** What an allocation took: for the statistics and for zmalloc. */
-struct hpm_blockinfo {
-	/** Bytes the block holds, header and rounding included. */
-	size_t bytes;
-	/** Bytes the application may use (set by the API layer). */
-	size_t usable;
-	/** The memory may be non-zero. */
-	bool dirty;
-};
 
 struct hpm_arena {
 	hpm_lock_t lock;
@@ -36,28 +27,23 @@ struct hpm_arena {
 	bool present;
 	/** Check the whole arena at every unlock (HPM_CFG_F_VALIDATE). */
 	bool validate;
-	struct hpm_chunk *chunks;
-	/** Where the next search for free units starts (seed 001). */
-	struct hpm_chunk *hint;
-	/** Bytes taken from the source. */
-	size_t total_bytes;
-	/** Bytes of chunks whose every unit is free. */
-	size_t empty_bytes;
-	/** Earliest time (ms) an empty chunk can go back to the source; 0: none waits. */
-	uint64_t release_due_ms;
 	/** Bytes held by live blocks, header and rounding included. */
 	size_t alloc_bytes;
 	uint64_t alloc_count;
-	uint64_t chunks_reserved;
-	uint64_t chunks_released;
 	/** hpm_arena_torn() has said so. */
 	uint32_t torn_told;
-	struct hpm_gran_class gran[HPM_GRAN_NCLASS];
+	/** The layers below, each its own structure: chunks, granule classes, heap. */
+	struct hpm_chunk_set cs;
+	struct hpm_gran_set gran;
 	struct hpm_heap heap;
 };
 
-/** Set up an empty arena for a socket. */
-void hpm_arena_init(struct hpm_arena *a, int socket, bool validate);
+/**
+ * Set up an empty arena for a socket whose memory is bound to node, on the
+ * heap's metadata and page map, with the chunk settings of cfg.
+ */
+void hpm_arena_init(struct hpm_arena *a, int socket, int node, bool validate, struct hpm_meta *meta,
+	struct hpm_pagemap *pagemap, const struct hpm_config *cfg, bool unit_iova_contig);
 
 /** Check the arena, lock held; stop the process if it is broken. */
 void hpm_arena_validate_locked(struct hpm_arena *a);

@@ -97,16 +97,16 @@ hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p)
 #endif
 	switch (u->role) {
 	case HPM_UNIT_SPAN:
-		rc = hpm_heap_free(a, u, p, &bytes);
+		rc = hpm_heap_free(&a->heap, u, p, &bytes);
 		break;
 	case HPM_UNIT_G4K:
 	case HPM_UNIT_G64K:
 	case HPM_UNIT_G4K1:
 	case HPM_UNIT_G64K1:
-		rc = hpm_gran_free(a, u, p, &bytes);
+		rc = hpm_gran_free(&a->gran, u, p, &bytes);
 		break;
 	case HPM_UNIT_LARGE:
-		rc = hpm_large_free(a, u, p, &bytes);
+		rc = hpm_large_free(&a->cs, u, p, &bytes);
 		break;
 	default:
 		rc = -EINVAL;

@@ -14,7 +14,7 @@
 #include "arena.h"
 #include "pagemap.h"
 #include "poison.h"
-#include "state.h"
+#include "init.h"
 #include "unit.h"
 
 /**

@@ -6,54 +6,76 @@
 
 #include <rte_errno.h>
 
-#include "arena.h"
 #include "bitrun.h"
 #include "check.h"
 #include "chunk.h"
-#include "lcore_cache.h"
 #include "log.h"
 #include "poison.h"
-#include "state.h"
+
+/* This process's reclaim callback (hpm_chunk_set_reclaim()). */
+static hpm_chunk_reclaim_t reclaim;
+
+void
+hpm_chunk_set_reclaim(hpm_chunk_reclaim_t fn)
+{
+	reclaim = fn;
+}
+
+void
+hpm_chunk_set_init(struct hpm_chunk_set *cs, int socket, int node, struct hpm_meta *meta,
+	struct hpm_pagemap *pagemap, size_t chunk_size, size_t retain_size,
+	uint64_t release_delay_ms, bool unit_iova_contig)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->socket = socket;
+	cs->node = node;
+	cs->meta = meta;
+	cs->pagemap = pagemap;
+	cs->chunk_size = chunk_size;
+	cs->retain_size = retain_size;
+	cs->release_delay_ms = release_delay_ms;
+	cs->unit_iova_contig = unit_iova_contig;
+}
 
 /*
  * Growth follows the heap (1/32 of it, rounded down to units) from one unit
  * up to the chunk size: a heap holds at most 1/32 more than it ever needed.
  */
 static size_t
-grow_step(const struct hpm_arena *a)
+grow_step(const struct hpm_chunk_set *cs)
 {
-	size_t step = RTE_ALIGN_FLOOR(a->total_bytes / 32, HPM_UNIT_SIZE);
+	size_t step = RTE_ALIGN_FLOOR(cs->total_bytes / 32, HPM_UNIT_SIZE);
 
 	if (step < HPM_UNIT_SIZE)
 		step = HPM_UNIT_SIZE;
-	return RTE_MIN(step, hpm_state->cfg.chunk_size);
+	return RTE_MIN(step, cs->chunk_size);
 }
 
 static void
-chunk_link(struct hpm_arena *a, struct hpm_chunk *c)
+chunk_link(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 {
 	c->prev = NULL;
-	c->next = a->chunks;
-	if (a->chunks != NULL)
-		a->chunks->prev = c;
-	a->chunks = c;
+	c->next = cs->chunks;
+	if (cs->chunks != NULL)
+		cs->chunks->prev = c;
+	cs->chunks = c;
 }
 
 static void
-chunk_unlink(struct hpm_arena *a, struct hpm_chunk *c)
+chunk_unlink(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 {
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
-		a->chunks = c->next;
+		cs->chunks = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
-	if (a->hint == c)
-		a->hint = a->chunks;
+	if (cs->hint == c)
+		cs->hint = cs->chunks;
 }
 
 static struct hpm_chunk *
-chunk_new(struct hpm_arena *a, size_t len, size_t align, bool contig)
+chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig)
 {
 	struct hpm_region r;
 	struct hpm_chunk *c;
@@ -61,16 +83,14 @@ chunk_new(struct hpm_arena *a, size_t len, size_t align, bool contig)
 	unsigned int i, n;
 	int rc;
 
-	rc = hpm_source_reserve(hpm_src, &r, len, align,
-		hpm_state->cfg.fake_sockets != 0 ? hpm_state->node_of_socket[a->socket] : a->socket,
-		contig);
+	rc = hpm_source_reserve(hpm_src, &r, len, align, cs->node, contig);
 	if (rc != 0) {
 		rte_errno = rc == -ENOTSUP ? ENOTSUP : ENOMEM;
 		return NULL;
 	}
 	n = r.len >> HPM_UNIT_SHIFT;
 	meta_size = sizeof(*c) + n * sizeof(struct hpm_unit) + RTE_ALIGN_CEIL(n, 64) / 8;
-	c = hpm_meta_alloc(&hpm_state->meta, hpm_src, meta_size);
+	c = hpm_meta_alloc(cs->meta, hpm_src, meta_size);
 	if (c == NULL)
 		goto fail_region;
 	/* nothing of it is the application's until a block is handed out */
@@ -85,23 +105,23 @@ chunk_new(struct hpm_arena *a, size_t len, size_t align, bool contig)
 
 		u->role = HPM_UNIT_FREE;
 		u->dirty = !r.zeroed;
-		u->socket = a->socket;
+		u->socket = cs->socket;
 		u->index = i;
 		u->chunk = c;
 		u->va = (uint8_t *)r.va + ((size_t)i << HPM_UNIT_SHIFT);
 		u->iova = hpm_src->has_iova && r.unit_iova_contig ? hpm_src->iova(&r, u->va)
 								  : RTE_BAD_IOVA;
 	}
-	if (hpm_pagemap_map(&hpm_state->pagemap, &hpm_state->meta, hpm_src, r.va, n, c->units))
+	if (hpm_pagemap_map(cs->pagemap, cs->meta, hpm_src, r.va, n, c->units))
 		goto fail_meta;
-	chunk_link(a, c);
-	a->total_bytes += r.len;
-	a->empty_bytes += r.len;
-	a->chunks_reserved++;
+	chunk_link(cs, c);
+	cs->total_bytes += r.len;
+	cs->empty_bytes += r.len;
+	cs->chunks_reserved++;
 	return c;
 
 fail_meta:
-	hpm_meta_free(&hpm_state->meta, hpm_src, c, meta_size);
+	hpm_meta_free(cs->meta, hpm_src, c, meta_size);
 fail_region:
 	hpm_src->release(&r);
 	rte_errno = ENOMEM;
@@ -109,17 +129,17 @@ fail_region:
 }
 
 static void
-chunk_release(struct hpm_arena *a, struct hpm_chunk *c)
+chunk_release(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 {
 	struct hpm_region r = c->region;
 
-	chunk_unlink(a, c);
-	hpm_pagemap_unmap(&hpm_state->pagemap, r.va, c->nunits);
-	a->total_bytes -= r.len;
+	chunk_unlink(cs, c);
+	hpm_pagemap_unmap(cs->pagemap, r.va, c->nunits);
+	cs->total_bytes -= r.len;
 	if (c->nfree == c->nunits)
-		a->empty_bytes -= r.len;
-	a->chunks_released++;
-	hpm_meta_free(&hpm_state->meta, hpm_src, c, c->meta_size);
+		cs->empty_bytes -= r.len;
+	cs->chunks_released++;
+	hpm_meta_free(cs->meta, hpm_src, c, c->meta_size);
 	HPM_UNPOISON(r.va, r.len);
 	hpm_src->release(&r);
 }
@@ -154,10 +174,10 @@ find_in_chunk(const struct hpm_chunk *c, unsigned int n, unsigned int align, boo
 }
 
 static struct hpm_unit *
-take_at(struct hpm_arena *a, struct hpm_chunk *c, unsigned int pos, unsigned int n)
+take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigned int n)
 {
 	if (c->nfree == c->nunits) {
-		a->empty_bytes -= c->region.len;
+		cs->empty_bytes -= c->region.len;
 		c->empty_since_ms = 0;
 	}
 	hpm_bitrun_set(c->used, pos, n);
@@ -167,14 +187,14 @@ take_at(struct hpm_arena *a, struct hpm_chunk *c, unsigned int pos, unsigned int
 
 		c->lowfree = next < 0 ? c->nunits : (unsigned int)next;
 	}
-	a->hint = c;
+	cs->hint = c;
 	return &c->units[pos];
 }
 
 struct hpm_unit *
-hpm_chunk_take(struct hpm_arena *a, unsigned int n, unsigned int align_units, bool contig)
+hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig)
 {
-	struct hpm_chunk *start = a->hint != NULL ? a->hint : a->chunks;
+	struct hpm_chunk *start = cs->hint != NULL ? cs->hint : cs->chunks;
 	struct hpm_chunk *c = start;
 	bool reclaimed = false;
 	size_t len;
@@ -187,22 +207,22 @@ search:
 		if (c->nfree >= n) {
 			pos = find_in_chunk(c, n, align_units, contig);
 			if (pos >= 0)
-				return take_at(a, c, pos, n);
+				return take_at(cs, c, pos, n);
 		}
-		c = c->next != NULL ? c->next : a->chunks;
+		c = c->next != NULL ? c->next : cs->chunks;
 		if (c == start)
 			break;
 	}
-	/* before asking the source: what the lcore caches hold may be enough */
-	if (!reclaimed && hpm_cache_reclaim_locked(a)) {
+	/* before asking the source: what the caches hold may be enough */
+	if (!reclaimed && reclaim != NULL && reclaim(cs)) {
 		reclaimed = true;
-		c = start = a->hint != NULL ? a->hint : a->chunks;
+		c = start = cs->hint != NULL ? cs->hint : cs->chunks;
 		goto search;
 	}
-	len = RTE_MAX(grow_step(a), (size_t)n << HPM_UNIT_SHIFT);
+	len = RTE_MAX(grow_step(cs), (size_t)n << HPM_UNIT_SHIFT);
 	/* a single unit is contiguous when the source's units are: no special memory */
-	c = chunk_new(a, len, (size_t)align_units << HPM_UNIT_SHIFT,
-		contig && (n > 1 || !hpm_state->unit_iova_contig));
+	c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT,
+		contig && (n > 1 || !cs->unit_iova_contig));
 	if (c == NULL)
 		return NULL;
 	pos = find_in_chunk(c, n, align_units, contig);
@@ -210,16 +230,16 @@ search:
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	return take_at(a, c, pos, n);
+	return take_at(cs, c, pos, n);
 }
 
 bool
-hpm_chunk_extend(struct hpm_arena *a, struct hpm_unit *u, unsigned int n, unsigned int more)
+hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n, unsigned int more)
 {
 	struct hpm_chunk *c = u->chunk;
 	unsigned int end = u->index + n;
 
-	RTE_SET_USED(a);
+	RTE_SET_USED(cs);
 	if (end + more > c->nunits || hpm_bitrun_next_set(c->used, end, end + more) != end + more)
 		return false;
 	hpm_bitrun_set(c->used, end, more);
@@ -233,7 +253,7 @@ hpm_chunk_extend(struct hpm_arena *a, struct hpm_unit *u, unsigned int n, unsign
 }
 
 void
-hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n)
+hpm_chunk_give(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n)
 {
 	struct hpm_chunk *c = u->chunk;
 	unsigned int i;
@@ -245,23 +265,23 @@ hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n)
 	hpm_bitrun_clear(c->used, u->index, n);
 	c->nfree += n;
 	c->lowfree = RTE_MIN(c->lowfree, u->index);
-	a->hint = c;
+	cs->hint = c;
 	if (c->nfree < c->nunits)
 		return;
-	a->empty_bytes += c->region.len;
-	if (a->empty_bytes <= hpm_state->cfg.retain_size)
+	cs->empty_bytes += c->region.len;
+	if (cs->empty_bytes <= cs->retain_size)
 		return;
-	if (hpm_state->cfg.release_delay_ms == 0) {
-		chunk_release(a, c);
+	if (cs->release_delay_ms == 0) {
+		chunk_release(cs, c);
 		return;
 	}
 	/* beyond the retain threshold: back to the source once idle long enough */
 	now = hpm_chunk_now_ms();
 	c->empty_since_ms = now;
-	if (a->release_due_ms == 0 || now + hpm_state->cfg.release_delay_ms < a->release_due_ms)
-		a->release_due_ms = now + hpm_state->cfg.release_delay_ms;
-	if (now >= a->release_due_ms)
-		hpm_chunk_release_idle(a, now);
+	if (cs->release_due_ms == 0 || now + cs->release_delay_ms < cs->release_due_ms)
+		cs->release_due_ms = now + cs->release_delay_ms;
+	if (now >= cs->release_due_ms)
+		hpm_chunk_release_idle(cs, now);
 }
 
 uint64_t
@@ -275,52 +295,53 @@ hpm_chunk_now_ms(void)
 }
 
 size_t
-hpm_chunk_release_idle(struct hpm_arena *a, uint64_t now_ms)
+hpm_chunk_release_idle(struct hpm_chunk_set *cs, uint64_t now_ms)
 {
-	uint64_t delay = hpm_state->cfg.release_delay_ms;
+	uint64_t delay = cs->release_delay_ms;
 	struct hpm_chunk *c, *next;
 	size_t released = 0;
 
 	/* the earliest moment a walk can release anything, for the next give */
-	a->release_due_ms = 0;
-	for (c = a->chunks; c != NULL && a->empty_bytes > hpm_state->cfg.retain_size; c = next) {
+	cs->release_due_ms = 0;
+	for (c = cs->chunks; c != NULL && cs->empty_bytes > cs->retain_size; c = next) {
 		next = c->next;
 		if (c->nfree != c->nunits)
 			continue;
 		if (c->empty_since_ms == 0)
 			c->empty_since_ms = now_ms;
 		if (now_ms != UINT64_MAX && now_ms - c->empty_since_ms < delay) {
-			if (a->release_due_ms == 0 || c->empty_since_ms + delay < a->release_due_ms)
-				a->release_due_ms = c->empty_since_ms + delay;
+			if (cs->release_due_ms == 0 ||
+				c->empty_since_ms + delay < cs->release_due_ms)
+				cs->release_due_ms = c->empty_since_ms + delay;
 			continue;
 		}
 		released += c->region.len;
-		chunk_release(a, c);
+		chunk_release(cs, c);
 	}
 	return released;
 }
 
 int
-hpm_chunk_reserve(struct hpm_arena *a, size_t len)
+hpm_chunk_reserve(struct hpm_chunk_set *cs, size_t len)
 {
 	len = RTE_ALIGN_CEIL(len, HPM_UNIT_SIZE);
-	return chunk_new(a, len, HPM_UNIT_SIZE, false) != NULL ? 0 : -ENOMEM;
+	return chunk_new(cs, len, HPM_UNIT_SIZE, false) != NULL ? 0 : -ENOMEM;
 }
 
 void
-hpm_chunk_release_all(struct hpm_arena *a)
+hpm_chunk_release_all(struct hpm_chunk_set *cs)
 {
-	while (a->chunks != NULL)
-		chunk_release(a, a->chunks);
+	while (cs->chunks != NULL)
+		chunk_release(cs, cs->chunks);
 }
 
 void
-hpm_chunk_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+hpm_chunk_free_ranges(const struct hpm_chunk_set *cs, unsigned int *count, size_t *longest,
 	size_t *bytes)
 {
 	const struct hpm_chunk *c;
 
-	for (c = a->chunks; c != NULL; c = c->next) {
+	for (c = cs->chunks; c != NULL; c = c->next) {
 		*count += hpm_bitrun_count_clear_runs(c->used, c->nunits);
 		*longest = RTE_MAX(*longest,
 			(size_t)hpm_bitrun_longest_clear(c->used, c->nunits) << HPM_UNIT_SHIFT);
@@ -329,13 +350,13 @@ hpm_chunk_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *lo
 }
 
 unsigned int
-hpm_chunk_verify(const struct hpm_arena *a)
+hpm_chunk_verify(const struct hpm_chunk_set *cs)
 {
 	const struct hpm_chunk *c;
 	unsigned int bad = 0, i;
 	size_t total = 0, empty = 0;
 
-	for (c = a->chunks; c != NULL; c = c->next) {
+	for (c = cs->chunks; c != NULL; c = c->next) {
 		unsigned int nfree = 0;
 
 		total += c->region.len;
@@ -357,7 +378,7 @@ hpm_chunk_verify(const struct hpm_arena *a)
 					bad++;
 				}
 			}
-			if (hpm_pagemap_lookup(&hpm_state->pagemap, u->va) != u) {
+			if (hpm_pagemap_lookup(cs->pagemap, u->va) != u) {
 				HPM_LOG(ERR, "check: page map does not find unit %p", u->va);
 				bad++;
 			}
@@ -368,9 +389,9 @@ hpm_chunk_verify(const struct hpm_arena *a)
 			bad++;
 		}
 	}
-	if (total != a->total_bytes || empty != a->empty_bytes) {
-		HPM_LOG(ERR, "check: socket %d: total %zu/%zu empty %zu/%zu", a->socket, total,
-			a->total_bytes, empty, a->empty_bytes);
+	if (total != cs->total_bytes || empty != cs->empty_bytes) {
+		HPM_LOG(ERR, "check: socket %d: total %zu/%zu empty %zu/%zu", cs->socket, total,
+			cs->total_bytes, empty, cs->empty_bytes);
 		bad++;
 	}
 	return bad;

@@ -9,17 +9,21 @@
  * is found from a hint, the chunk where units were last freed or taken
  * (the "free area cache" of seed 001), so the search does not grow with the
  * heap. Chunks whose units are all free go back to the source once the
- * arena holds more than the retain threshold of them.
+ * set holds more than the retain threshold of them.
+ *
+ * A socket's chunks are a chunk set: it lives in shared metadata (every
+ * process maps it at the same address) and holds what chunk code needs,
+ * the configuration included, so this layer reads no global state.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "meta.h"
+#include "pagemap.h"
 #include "source.h"
 #include "unit.h"
-
-struct hpm_arena;
 
 struct hpm_chunk {
 	struct hpm_region region;
@@ -37,45 +41,88 @@ struct hpm_chunk {
 	struct hpm_unit units[];
 };
 
+/** A socket's chunks; the arena's lock guards it. */
+struct hpm_chunk_set {
+	struct hpm_chunk *chunks;
+	/** Where the next search for free units starts (seed 001). */
+	struct hpm_chunk *hint;
+	/** Bytes taken from the source. */
+	size_t total_bytes;
+	/** Bytes of chunks whose every unit is free. */
+	size_t empty_bytes;
+	/** Earliest time (ms) an empty chunk can go back to the source; 0: none waits. */
+	uint64_t release_due_ms;
+	uint64_t chunks_reserved;
+	uint64_t chunks_released;
+	int socket;
+	/** NUMA node the socket's memory is bound to (itself, unless the topology is fake). */
+	int node;
+	/** The heap's metadata and page map (shared, like the set). */
+	struct hpm_meta *meta;
+	struct hpm_pagemap *pagemap;
+	/** hpm_config's chunk_size, retain_size and release_delay_ms. */
+	size_t chunk_size;
+	size_t retain_size;
+	uint64_t release_delay_ms;
+	/** Every 2 MiB unit of every chunk is IOVA-contiguous. */
+	bool unit_iova_contig;
+};
+
+/** Set up an empty chunk set. */
+void hpm_chunk_set_init(struct hpm_chunk_set *cs, int socket, int node, struct hpm_meta *meta,
+	struct hpm_pagemap *pagemap, size_t chunk_size, size_t retain_size,
+	uint64_t release_delay_ms, bool unit_iova_contig);
+
+/**
+ * What gives units back before the set grows (the caches' reclaim, lock
+ * held): true when it gave any. Process-local: a function pointer never goes
+ * into shared memory.
+ */
+typedef bool (*hpm_chunk_reclaim_t)(struct hpm_chunk_set *cs);
+
+/** Register this process's reclaim callback (the caches layer, at process init). */
+void hpm_chunk_set_reclaim(hpm_chunk_reclaim_t fn);
+
 /**
  * Take n contiguous units, the first one's unit number a multiple of
- * align_units, IOVA-contiguous if contig; the arena grows when none are free.
+ * align_units, IOVA-contiguous if contig; the set grows when none are free.
  * The units keep role FREE: the caller gives them theirs. NULL when the
  * source has no memory (rte_errno set). Arena lock held.
  */
-struct hpm_unit *hpm_chunk_take(struct hpm_arena *a, unsigned int n, unsigned int align_units,
+struct hpm_unit *hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units,
 	bool contig);
 
 /** Try to extend the run of n units at u by more units in place. Arena lock held. */
-bool hpm_chunk_extend(struct hpm_arena *a, struct hpm_unit *u, unsigned int n, unsigned int more);
+bool hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n,
+	unsigned int more);
 
 /** Give back n units from u (role set to FREE here). Arena lock held. */
-void hpm_chunk_give(struct hpm_arena *a, struct hpm_unit *u, unsigned int n);
+void hpm_chunk_give(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n);
 
 /** Reserve a chunk of len bytes now (for hpm_config::initial_size). Arena lock held. */
-int hpm_chunk_reserve(struct hpm_arena *a, size_t len);
+int hpm_chunk_reserve(struct hpm_chunk_set *cs, size_t len);
 
 /**
  * Give back empty chunks beyond the retain threshold that have been empty
  * for the release delay (all of them if now_ms is UINT64_MAX); the bytes
  * given back. Arena lock held.
  */
-size_t hpm_chunk_release_idle(struct hpm_arena *a, uint64_t now_ms);
+size_t hpm_chunk_release_idle(struct hpm_chunk_set *cs, uint64_t now_ms);
 
 /** Milliseconds of a monotonic clock, cheap enough for slow paths. */
 uint64_t hpm_chunk_now_ms(void);
 
 /** Return every chunk of the arena to the source (hpm_fini). */
-void hpm_chunk_release_all(struct hpm_arena *a);
+void hpm_chunk_release_all(struct hpm_chunk_set *cs);
 
 /** True when n units from u are IOVA-contiguous. */
 bool hpm_chunk_run_iova_contig(const struct hpm_chunk *c, unsigned int pos, unsigned int n);
 
 /** Check the arena's chunks; returns the number of problems found (logged). */
-unsigned int hpm_chunk_verify(const struct hpm_arena *a);
+unsigned int hpm_chunk_verify(const struct hpm_chunk_set *cs);
 
 /** Free unit ranges of the arena: count, and the longest in bytes. */
-void hpm_chunk_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+void hpm_chunk_free_ranges(const struct hpm_chunk_set *cs, unsigned int *count, size_t *longest,
 	size_t *bytes);
 
 #endif /* HPM_CHUNK_H */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_errno.h>
 
 #include "block.h"
@@ -12,14 +13,15 @@
 #include "lcore_cache.h"
 #include "hpm_malloc.h"
 #include "log.h"
-#include "state.h"
+#include "init.h"
 
 #define CANARY 0xcb
 #define POISON 0x6b
 #define TRAILER 16
 #define TYPE_LEN 24
 
-bool hpm_debug_on;
+/* Debug mode is on in this process (state.c says so through the ops below). */
+static bool debug_on;
 
 struct record {
 	uint8_t *user;
@@ -105,16 +107,19 @@ erase(struct record *r)
 	table->used--;
 }
 
-void
-hpm_debug_attach(void)
+static size_t debug_usable(const void *p);
+
+static bool
+debug_attach(void)
 {
 	table = hpm_state->debug_table;
-	hpm_debug_on = table != NULL;
+	debug_on = table != NULL;
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE); /* no caches in debug mode */
+	return debug_on;
 }
 
-int
-hpm_debug_init(struct hpm_state *st, const struct hpm_source_ops *src)
+static int
+debug_init(struct hpm_state *st, const struct hpm_source_ops *src)
 {
 	const size_t capacity = 4096;
 
@@ -127,16 +132,16 @@ hpm_debug_init(struct hpm_state *st, const struct hpm_source_ops *src)
 	hpm_lock_init(&table->lock);
 	table->capacity = capacity;
 	st->debug_table = table;
-	hpm_debug_on = true;
+	debug_on = true;
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	HPM_LOG(NOTICE, "debug mode: canaries, poison on free, leak records, checks");
 	return 0;
 }
 
-void
-hpm_debug_fini(void)
+static void
+debug_fini(void)
 {
-	hpm_debug_on = false;
+	debug_on = false;
 	table = NULL;
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 }
@@ -167,8 +172,8 @@ report(const struct record *r, const char *where)
 		r->type[0] != '\0' ? r->type : "-", r->size, where);
 }
 
-void *
-hpm_debug_alloc(const char *type, size_t size, unsigned int align, int socket, unsigned int flags)
+static void *
+debug_alloc(const char *type, size_t size, unsigned int align, int socket, unsigned int flags)
 {
 	size_t eff = align < 64 ? 64 : align, pre, inner_size;
 	struct record rec = {0};
@@ -217,8 +222,8 @@ hpm_debug_alloc(const char *type, size_t size, unsigned int align, int socket, u
 	return rec.user;
 }
 
-bool
-hpm_debug_free(void *p)
+static bool
+debug_free(void *p)
 {
 	const char *where;
 	struct record *r, rec;
@@ -240,10 +245,10 @@ hpm_debug_free(void *p)
 	return true;
 }
 
-void *
-hpm_debug_realloc(void *p, size_t size, unsigned int align, int socket)
+static void *
+debug_realloc(void *p, size_t size, unsigned int align, int socket)
 {
-	size_t old = hpm_debug_usable(p);
+	size_t old = debug_usable(p);
 	void *q;
 
 	if (old == 0) {
@@ -251,16 +256,16 @@ hpm_debug_realloc(void *p, size_t size, unsigned int align, int socket)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	q = hpm_debug_alloc(NULL, size, align, socket, 0);
+	q = debug_alloc(NULL, size, align, socket, 0);
 	if (q == NULL)
 		return NULL;
 	memcpy(q, p, RTE_MIN(old, size));
-	hpm_debug_free(p);
+	debug_free(p);
 	return q;
 }
 
-size_t
-hpm_debug_usable(const void *p)
+static size_t
+debug_usable(const void *p)
 {
 	const struct record *r;
 	size_t size = 0;
@@ -281,7 +286,7 @@ hpm_debug_check_all(void)
 	const char *where;
 	size_t i;
 
-	if (!hpm_debug_on)
+	if (!debug_on)
 		return 0;
 	if (!hpm_lock(&table->lock))
 		return 1;
@@ -307,7 +312,7 @@ hpm_malloc_dump_leaks(FILE *f)
 	struct record *snap;
 	size_t n = 0, i, count = 0, bytes = 0;
 
-	if (!hpm_debug_on) {
+	if (!debug_on) {
 		fprintf(f, "hpmalloc: no leak records (debug mode is off)\n");
 		return;
 	}
@@ -338,5 +343,21 @@ hpm_malloc_dump_leaks(FILE *f)
 uint64_t
 hpm_debug_corruption_count(void)
 {
-	return hpm_debug_on ? table->corruptions : 0;
+	return debug_on ? table->corruptions : 0;
+}
+
+static const struct hpm_debug_ops debug_ops = {
+	.alloc = debug_alloc,
+	.free = debug_free,
+	.realloc = debug_realloc,
+	.usable = debug_usable,
+	.init = debug_init,
+	.attach = debug_attach,
+	.fini = debug_fini,
+};
+
+/* Installed at load: the API calls debug mode, debug mode is never called from below. */
+RTE_INIT(hpm_debug_install)
+{
+	hpm_debug_register(&debug_ops);
 }

@@ -3,12 +3,17 @@
 #include <errno.h>
 #include <string.h>
 
-#include "arena.h"
 #include "bitrun.h"
 #include "check.h"
 #include "gran.h"
 #include "log.h"
-#include "state.h"
+
+void
+hpm_gran_set_init(struct hpm_gran_set *gs, struct hpm_chunk_set *cs)
+{
+	memset(gs, 0, sizeof(*gs));
+	gs->cs = cs;
+}
 
 static const struct {
 	uint8_t shift;
@@ -68,16 +73,16 @@ relist(struct hpm_gran_class *gc, struct hpm_gran *g)
 }
 
 static struct hpm_gran *
-page_new(struct hpm_arena *a, unsigned int cls)
+page_new(struct hpm_gran_set *gs, unsigned int cls)
 {
-	struct hpm_unit *u = hpm_chunk_take(a, 1, 1, false);
+	struct hpm_unit *u = hpm_chunk_take(gs->cs, 1, 1, false);
 	struct hpm_gran *g;
 
 	if (u == NULL)
 		return NULL;
-	g = hpm_meta_alloc(&hpm_state->meta, hpm_src, sizeof(*g));
+	g = hpm_meta_alloc(gs->cs->meta, hpm_src, sizeof(*g));
 	if (g == NULL) {
-		hpm_chunk_give(a, u, 1);
+		hpm_chunk_give(gs->cs, u, 1);
 		return NULL;
 	}
 	g->unit = u;
@@ -91,16 +96,16 @@ page_new(struct hpm_arena *a, unsigned int cls)
 		hpm_bitrun_set(g->dirty, 0, g->ngran);
 	u->role = gran_classes[cls].role;
 	u->gran = g;
-	relist(&a->gran[cls], g);
-	a->gran[cls].npages++;
-	a->gran[cls].nempty++;
+	relist(&gs->cls[cls], g);
+	gs->cls[cls].npages++;
+	gs->cls[cls].nempty++;
 	return g;
 }
 
 static void
-page_release(struct hpm_arena *a, struct hpm_gran *g)
+page_release(struct hpm_gran_set *gs, struct hpm_gran *g)
 {
-	struct hpm_gran_class *gc = &a->gran[g->cls];
+	struct hpm_gran_class *gc = &gs->cls[g->cls];
 	struct hpm_unit *u = g->unit;
 
 	bin_remove(gc, g);
@@ -110,8 +115,8 @@ page_release(struct hpm_arena *a, struct hpm_gran *g)
 	gc->nempty--;
 	u->dirty = hpm_bitrun_next_set(g->dirty, 0, g->ngran) != g->ngran;
 	u->gran = NULL;
-	hpm_meta_free(&hpm_state->meta, hpm_src, g, sizeof(*g));
-	hpm_chunk_give(a, u, 1);
+	hpm_meta_free(gs->cs->meta, hpm_src, g, sizeof(*g));
+	hpm_chunk_give(gs->cs, u, 1);
 }
 
 static void
@@ -156,10 +161,10 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 #define UNSURE_PROBES 4
 
 void *
-hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
+hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align,
 	struct hpm_blockinfo *bi)
 {
-	struct hpm_gran_class *gc = &a->gran[cls];
+	struct hpm_gran_class *gc = &gs->cls[cls];
 	/* bins below log2(n) hold no run long enough; from sure_bin up, any page fits */
 	uint32_t bins = gc->binmask & ~((UINT32_C(1) << (rte_fls_u32(n) - 1)) - 1);
 	unsigned int sure_bin = rte_fls_u32(n + align - 2), budget = UNSURE_PROBES;
@@ -185,7 +190,7 @@ hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned i
 		}
 	}
 	if (pos < 0) {
-		g = page_new(a, cls);
+		g = page_new(gs, cls);
 		if (g == NULL)
 			return NULL;
 		was_empty = true;
@@ -201,18 +206,18 @@ hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned i
 }
 
 void
-hpm_gran_release_spares(struct hpm_arena *a)
+hpm_gran_release_spares(struct hpm_gran_set *gs)
 {
 	unsigned int cls;
 
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		/* empty pages are in the top bin, with nothing else */
-		struct hpm_gran *g = a->gran[cls].bins[bin_of(gran_classes[cls].ngran)], *next;
+		struct hpm_gran *g = gs->cls[cls].bins[bin_of(gran_classes[cls].ngran)], *next;
 
-		for (; g != NULL && a->gran[cls].nempty > 0; g = next) {
+		for (; g != NULL && gs->cls[cls].nempty > 0; g = next) {
 			next = g->next;
 			if (g->nfree == g->ngran)
-				page_release(a, g);
+				page_release(gs, g);
 		}
 	}
 }
@@ -223,9 +228,9 @@ hpm_gran_release_spares(struct hpm_arena *a)
  * else any page (memory is short: sharing a line is better than failing).
  */
 static struct hpm_gran *
-singles_page(struct hpm_arena *a, unsigned int cls, unsigned int lcore)
+singles_page(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore)
 {
-	struct hpm_gran_class *gc = &a->gran[cls];
+	struct hpm_gran_class *gc = &gs->cls[cls];
 	unsigned int probes = 0;
 	struct hpm_gran *g;
 	uint32_t mask;
@@ -239,7 +244,7 @@ singles_page(struct hpm_arena *a, unsigned int cls, unsigned int lcore)
 		for (g = gc->bins[rte_bsf32(mask)]; g != NULL && probes < 16; g = g->next, probes++)
 			if (g->owner == 0)
 				goto claim;
-	g = page_new(a, cls);
+	g = page_new(gs, cls);
 	if (g == NULL && gc->binmask != 0)
 		g = gc->bins[rte_bsf32(gc->binmask)];
 	if (g == NULL)
@@ -255,14 +260,14 @@ claim:
 }
 
 unsigned int
-hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, unsigned int lcore, void **objs,
+hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore, void **objs,
 	uint8_t **states, unsigned int n)
 {
-	struct hpm_gran_class *gc = &a->gran[cls];
+	struct hpm_gran_class *gc = &gs->cls[cls];
 	unsigned int taken = 0;
 
 	while (taken < n) {
-		struct hpm_gran *g = singles_page(a, cls, lcore);
+		struct hpm_gran *g = singles_page(gs, cls, lcore);
 		unsigned int w;
 
 		if (g == NULL)
@@ -298,13 +303,13 @@ hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, unsigned int lcore,
 }
 
 void
-hpm_gran_disown(struct hpm_arena *a, unsigned int lcore)
+hpm_gran_disown(struct hpm_gran_set *gs, unsigned int lcore)
 {
 	unsigned int cls;
 
 	HPM_ASSERT(lcore < HPM_GRAN_OWNERS);
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
-		struct hpm_gran_class *gc = &a->gran[cls];
+		struct hpm_gran_class *gc = &gs->cls[cls];
 
 		if (gc->own[lcore] != NULL) {
 			gc->own[lcore]->owner = 0;
@@ -370,17 +375,17 @@ hpm_gran_page_give(struct hpm_gran *g, unsigned int pos)
 
 /* A page that gained free granules is listed; one empty page is kept. */
 static void
-page_gained(struct hpm_arena *a, struct hpm_gran *g)
+page_gained(struct hpm_gran_set *gs, struct hpm_gran *g)
 {
-	struct hpm_gran_class *gc = &a->gran[g->cls];
+	struct hpm_gran_class *gc = &gs->cls[g->cls];
 
 	relist(gc, g);
 	if (g->nfree == g->ngran && ++gc->nempty > 1)
-		page_release(a, g);
+		page_release(gs, g);
 }
 
 int
-hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes)
+hpm_gran_free(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, size_t *bytes)
 {
 	struct hpm_gran *g = u->gran;
 	int pos = run_start(u, p, HELD_BY_ANYONE);
@@ -388,7 +393,7 @@ hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *by
 	if (pos < 0)
 		return -EINVAL;
 	*bytes = (size_t)hpm_gran_page_give(g, pos) << g->shift;
-	page_gained(a, g);
+	page_gained(gs, g);
 	return 0;
 }
 
@@ -401,7 +406,7 @@ hpm_gran_block_size(const struct hpm_unit *u, const void *p)
 }
 
 int
-hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned int n,
+hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, unsigned int n,
 	struct hpm_blockinfo *bi)
 {
 	struct hpm_gran *g = u->gran;
@@ -422,7 +427,7 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 			if (pos + n < g->lowfree)
 				g->lowfree = pos + n;
 			gained(g, pos + n, old - n);
-			page_gained(a, g);
+			page_gained(gs, g);
 		}
 		return 0;
 	}
@@ -437,19 +442,20 @@ hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned
 		update_lowfree(g, pos + n);
 	if (run == g->maxrun)
 		g->maxrun = hpm_bitrun_longest_clear(g->used, g->ngran);
-	relist(&a->gran[g->cls], g);
+	relist(&gs->cls[g->cls], g);
 	bi->bytes = (size_t)n << g->shift;
 	return 0;
 }
 
 void
-hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest, size_t *bytes)
+hpm_gran_free_ranges(const struct hpm_gran_set *gs, unsigned int *count, size_t *longest,
+	size_t *bytes)
 {
 	const struct hpm_chunk *c;
 	unsigned int i;
 
 	/* full pages are on no list: walk the units */
-	for (c = a->chunks; c != NULL; c = c->next)
+	for (c = gs->cs->chunks; c != NULL; c = c->next)
 		for (i = 0; i < c->nunits; i++) {
 			const struct hpm_unit *u = &c->units[i];
 			const struct hpm_gran *g;
@@ -464,7 +470,7 @@ hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *lon
 }
 
 static unsigned int
-check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_bytes,
+check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live_bytes,
 	uint64_t *live_count)
 {
 	const struct hpm_gran *g = u->gran;
@@ -510,11 +516,11 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 		bad++;
 	}
 	if (g->bin != HPM_GRAN_NO_BIN)
-		for (l = a->gran[g->cls].bins[g->bin]; l != NULL; l = l->next)
+		for (l = gs->cls[g->cls].bins[g->bin]; l != NULL; l = l->next)
 			if (l == g)
 				listed = true;
 	if (g->owner != 0 &&
-		(g->owner > HPM_GRAN_OWNERS || a->gran[g->cls].own[g->owner - 1] != g)) {
+		(g->owner > HPM_GRAN_OWNERS || gs->cls[g->cls].own[g->owner - 1] != g)) {
 		HPM_LOG(ERR, "check: granule page %p: owner %u does not list it", u->va, g->owner);
 		bad++;
 	}
@@ -527,12 +533,12 @@ check_page(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 }
 
 unsigned int
-hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_count)
+hpm_gran_verify(const struct hpm_gran_set *gs, size_t *live_bytes, uint64_t *live_count)
 {
 	unsigned int bad = 0, i, cls, pages[HPM_GRAN_NCLASS] = {0}, empty[HPM_GRAN_NCLASS] = {0};
 	const struct hpm_chunk *c;
 
-	for (c = a->chunks; c != NULL; c = c->next)
+	for (c = gs->cs->chunks; c != NULL; c = c->next)
 		for (i = 0; i < c->nunits; i++) {
 			const struct hpm_unit *u = &c->units[i];
 
@@ -540,13 +546,13 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 				continue;
 			pages[u->gran->cls]++;
 			empty[u->gran->cls] += u->gran->nfree == u->gran->ngran;
-			bad += check_page(a, u, live_bytes, live_count);
+			bad += check_page(gs, u, live_bytes, live_count);
 		}
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		unsigned int bin;
 
 		for (i = 0; i < HPM_GRAN_OWNERS; i++)
-			if (a->gran[cls].own[i] != NULL && a->gran[cls].own[i]->owner != i + 1) {
+			if (gs->cls[cls].own[i] != NULL && gs->cls[cls].own[i]->owner != i + 1) {
 				HPM_LOG(ERR,
 					"check: granule class %u: lcore %u owns a page it does not",
 					cls, i);
@@ -554,17 +560,17 @@ hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 			}
 
 		for (bin = 0; bin < HPM_GRAN_NBIN; bin++)
-			if ((a->gran[cls].bins[bin] != NULL) !=
-				!!(a->gran[cls].binmask & (UINT32_C(1) << bin))) {
+			if ((gs->cls[cls].bins[bin] != NULL) !=
+				!!(gs->cls[cls].binmask & (UINT32_C(1) << bin))) {
 				HPM_LOG(ERR,
 					"check: granule class %u: bin %u and its mask bit disagree",
 					cls, bin);
 				bad++;
 			}
-		if (pages[cls] != a->gran[cls].npages || empty[cls] != a->gran[cls].nempty ||
+		if (pages[cls] != gs->cls[cls].npages || empty[cls] != gs->cls[cls].nempty ||
 			empty[cls] > 1) {
 			HPM_LOG(ERR, "check: granule class %u: %u/%u pages, %u/%u empty", cls,
-				pages[cls], a->gran[cls].npages, empty[cls], a->gran[cls].nempty);
+				pages[cls], gs->cls[cls].npages, empty[cls], gs->cls[cls].nempty);
 			bad++;
 		}
 	}

@@ -18,6 +18,7 @@
 
 #include <rte_config.h>
 
+#include "chunk.h"
 #include "unit.h"
 
 /*
@@ -81,8 +82,14 @@ struct hpm_gran_class {
 	struct hpm_gran *own[HPM_GRAN_OWNERS];
 };
 
-struct hpm_arena;
-struct hpm_blockinfo;
+/** A socket's granule classes, on its chunk set; the arena's lock guards them. */
+struct hpm_gran_set {
+	struct hpm_chunk_set *cs;
+	struct hpm_gran_class cls[HPM_GRAN_NCLASS];
+};
+
+/** Set up empty classes on a chunk set. */
+void hpm_gran_set_init(struct hpm_gran_set *gs, struct hpm_chunk_set *cs);
 
 /** State byte of the run that would start at p, or NULL if p is not on a granule. */
 static inline uint8_t *
@@ -115,7 +122,7 @@ unsigned int hpm_gran_shift(unsigned int cls);
  * Allocate a run of n granules whose index is a multiple of align (both in
  * granules). Arena lock held.
  */
-void *hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
+void *hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align,
 	struct hpm_blockinfo *bi);
 
 /**
@@ -126,30 +133,31 @@ void *hpm_gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsi
  * writes the state bytes of its blocks, and two lcores writing bytes of one
  * line would share it. Arena lock held.
  */
-unsigned int hpm_gran_take_singles(struct hpm_arena *a, unsigned int cls, unsigned int lcore,
+unsigned int hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore,
 	void **objs, uint8_t **states, unsigned int n);
 
 /** The caches of lcore give up the pages they own. Arena lock held. */
-void hpm_gran_disown(struct hpm_arena *a, unsigned int lcore);
+void hpm_gran_disown(struct hpm_gran_set *gs, unsigned int lcore);
 
 /** Free the run at p (a user's or a cache's); -EINVAL if p is not one. Arena lock held. */
-int hpm_gran_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes);
+int hpm_gran_free(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, size_t *bytes);
 
 /** Bytes of the run at p held by the application, 0 if none. */
 size_t hpm_gran_block_size(const struct hpm_unit *u, const void *p);
 
 /** Resize the application's run at p to n granules in place; 0, or -1. Arena lock held. */
-int hpm_gran_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned int n,
+int hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, unsigned int n,
 	struct hpm_blockinfo *bi);
 
 /** Give the empty pages kept for reuse back to their chunks. Arena lock held. */
-void hpm_gran_release_spares(struct hpm_arena *a);
+void hpm_gran_release_spares(struct hpm_gran_set *gs);
 
 /** Free granule runs of the arena: count, the longest and the total in bytes. */
-void hpm_gran_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+void hpm_gran_free_ranges(const struct hpm_gran_set *gs, unsigned int *count, size_t *longest,
 	size_t *bytes);
 
 /** Check every page; returns the number of problems found (logged). */
-unsigned int hpm_gran_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_count);
+unsigned int hpm_gran_verify(const struct hpm_gran_set *gs, size_t *live_bytes,
+	uint64_t *live_count);
 
 #endif /* HPM_GRAN_H */

@@ -5,13 +5,11 @@
 
 #include <rte_bitops.h>
 
-#include "arena.h"
 #include "bitrun.h"
 #include "check.h"
 #include "heap.h"
 #include "log.h"
 #include "poison.h"
-#include "state.h"
 
 /*
  * Block layout: a 16-byte header just below a 64-byte aligned payload.
@@ -38,6 +36,13 @@ struct hpm_blk {
 	struct hpm_blk *next_free;
 	struct hpm_blk *prev_free;
 };
+
+void
+hpm_heap_init(struct hpm_heap *h, struct hpm_chunk_set *cs)
+{
+	memset(h, 0, sizeof(*h));
+	h->cs = cs;
+}
 
 static inline size_t
 blk_size(const struct hpm_blk *b)
@@ -200,17 +205,17 @@ clear_prev_free(struct hpm_blk *next)
 }
 
 static int
-span_new(struct hpm_arena *a)
+span_new(struct hpm_heap *h)
 {
-	struct hpm_unit *u = hpm_chunk_take(a, 1, 1, false);
+	struct hpm_unit *u = hpm_chunk_take(h->cs, 1, 1, false);
 	struct hpm_blk *b, *end;
 	struct hpm_span *s;
 
 	if (u == NULL)
 		return -ENOMEM;
-	s = hpm_meta_alloc(&hpm_state->meta, hpm_src, sizeof(*s));
+	s = hpm_meta_alloc(h->cs->meta, hpm_src, sizeof(*s));
 	if (s == NULL) {
-		hpm_chunk_give(a, u, 1);
+		hpm_chunk_give(h->cs, u, 1);
 		return -ENOMEM;
 	}
 	u->role = HPM_UNIT_SPAN;
@@ -223,27 +228,27 @@ span_new(struct hpm_arena *a)
 	end = blk_next(b);
 	end->size = 0;
 	set_prev_free(end, b);
-	list_insert(&a->heap, b);
-	a->heap.nspans++;
-	a->heap.nempty++;
+	list_insert(h, b);
+	h->nspans++;
+	h->nempty++;
 	return 0;
 }
 
 static void
-span_release(struct hpm_arena *a, struct hpm_unit *u, struct hpm_blk *b)
+span_release(struct hpm_heap *h, struct hpm_unit *u, struct hpm_blk *b)
 {
-	list_remove(&a->heap, b);
-	a->heap.nspans--;
-	a->heap.nempty--;
+	list_remove(h, b);
+	h->nspans--;
+	h->nempty--;
 	u->dirty = 1;
-	hpm_meta_free(&hpm_state->meta, hpm_src, u->span, sizeof(struct hpm_span));
+	hpm_meta_free(h->cs->meta, hpm_src, u->span, sizeof(struct hpm_span));
 	u->span = NULL;
-	hpm_chunk_give(a, u, 1);
+	hpm_chunk_give(h->cs, u, 1);
 }
 
 /* Cut b (allocated, no flags but PREV_FREE) to size; the rest becomes free. */
 static void
-split_tail(struct hpm_arena *a, struct hpm_blk *b, size_t size)
+split_tail(struct hpm_heap *h, struct hpm_blk *b, size_t size)
 {
 	size_t rest = blk_size(b) - size;
 	struct hpm_blk *tail, *next;
@@ -257,26 +262,25 @@ split_tail(struct hpm_arena *a, struct hpm_blk *b, size_t size)
 	tail->size = rest | BLK_FREE;
 	next = blk_next(tail);
 	if (next->size & BLK_FREE) {
-		list_remove(&a->heap, next);
+		list_remove(h, next);
 		tail->size += blk_size(next);
 		next = blk_next(tail);
 	}
-	list_insert(&a->heap, tail);
+	list_insert(h, tail);
 	set_prev_free(next, tail);
 }
 
 void *
-hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blockinfo *bi)
+hpm_heap_alloc(struct hpm_heap *h, size_t size, size_t align, struct hpm_blockinfo *bi)
 {
 	size_t need = RTE_MAX(RTE_ALIGN_CEIL(size + BLK_HDR, BLK_ALIGN), (size_t)BLK_MIN);
-	struct hpm_heap *h = &a->heap;
 	struct hpm_blk *b;
 	struct hpm_unit *u;
 	size_t pad;
 
 	b = find_block(h, need, align);
 	if (b == NULL) {
-		if (need + align - BLK_ALIGN > SPAN_BLOCK_MAX || span_new(a) != 0)
+		if (need + align - BLK_ALIGN > SPAN_BLOCK_MAX || span_new(h) != 0)
 			return NULL;
 		b = find_block(h, need, align);
 	}
@@ -296,9 +300,9 @@ hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blocki
 		set_prev_free(b, front);
 	}
 	b->size &= ~(size_t)BLK_FREE;
-	split_tail(a, b, need);
+	split_tail(h, b, need);
 	clear_prev_free(blk_next(b));
-	u = hpm_pagemap_lookup(&hpm_state->pagemap, b);
+	u = hpm_pagemap_lookup(h->cs->pagemap, b);
 	*hpm_heap_state(u, blk_payload(b)) = HPM_BLK_USER;
 	bi->bytes = blk_size(b);
 	bi->dirty = true;
@@ -306,16 +310,16 @@ hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blocki
 }
 
 void
-hpm_heap_release_spares(struct hpm_arena *a)
+hpm_heap_release_spares(struct hpm_heap *h)
 {
 	unsigned int i = list_index(SPAN_BLOCK_MAX);
 	struct hpm_blk *b, *next;
 
 	/* empty spans are the blocks of the largest size */
-	for (b = a->heap.lists[i]; b != NULL && a->heap.nempty > 0; b = next) {
+	for (b = h->lists[i]; b != NULL && h->nempty > 0; b = next) {
 		next = b->next_free;
 		if (blk_size(b) == SPAN_BLOCK_MAX)
-			span_release(a, hpm_pagemap_lookup(&hpm_state->pagemap, b), b);
+			span_release(h, hpm_pagemap_lookup(h->cs->pagemap, b), b);
 	}
 }
 
@@ -330,10 +334,8 @@ payload_off(const struct hpm_unit *u, const struct hpm_blk *b)
 }
 
 unsigned int
-hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **states,
-	unsigned int n)
+hpm_heap_carve(struct hpm_heap *h, size_t block_size, void **objs, uint8_t **states, unsigned int n)
 {
-	struct hpm_heap *h = &a->heap;
 	struct hpm_blk *b, *blk = NULL;
 	size_t total, prev_flag, head;
 	struct hpm_unit *u;
@@ -343,7 +345,7 @@ hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **st
 	if (b == NULL)
 		b = find_block(h, block_size, BLK_ALIGN);
 	if (b == NULL) {
-		if (span_new(a) != 0)
+		if (span_new(h) != 0)
 			return 0;
 		b = find_block(h, block_size * n, BLK_ALIGN);
 		if (b == NULL)
@@ -354,7 +356,7 @@ hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **st
 	if (total == SPAN_BLOCK_MAX)
 		h->nempty--;
 	prev_flag = b->size & BLK_PREV_FREE;
-	u = hpm_pagemap_lookup(&hpm_state->pagemap, b);
+	u = hpm_pagemap_lookup(h->cs->pagemap, b);
 	/*
 	 * A batch starts on a line of state bytes of its own (64 of them: 4 KiB
 	 * of payloads) when that costs little: the cache fast path writes the
@@ -410,10 +412,9 @@ live_block(const struct hpm_unit *u, const void *p, unsigned int want)
 #define HELD_BY_ANYONE ((1u << HPM_BLK_USER) | (1u << HPM_BLK_CACHED))
 
 int
-hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes)
+hpm_heap_free(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t *bytes)
 {
 	struct hpm_blk *b = live_block(u, p, HELD_BY_ANYONE), *next;
-	struct hpm_heap *h = &a->heap;
 
 	if (b == NULL)
 		return -EINVAL;
@@ -435,7 +436,7 @@ hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes)
 	list_insert(h, b);
 	set_prev_free(blk_next(b), b);
 	if (blk_size(b) == SPAN_BLOCK_MAX && ++h->nempty > 1)
-		span_release(a, u, b);
+		span_release(h, u, b);
 	return 0;
 }
 
@@ -462,7 +463,7 @@ hpm_heap_usable(const struct hpm_unit *u, const void *p)
 }
 
 int
-hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
+hpm_heap_resize(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t size,
 	struct hpm_blockinfo *bi)
 {
 	struct hpm_blk *b = live_block(u, p, HELD_BY_USER), *next;
@@ -475,24 +476,24 @@ hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
 	if (need > blk_size(b)) {
 		if (!(next->size & BLK_FREE) || blk_size(b) + blk_size(next) < need)
 			return -1;
-		list_remove(&a->heap, next);
+		list_remove(h, next);
 		b->size += blk_size(next);
 		clear_prev_free(blk_next(b));
 	}
-	split_tail(a, b, need);
+	split_tail(h, b, need);
 	bi->bytes = blk_size(b);
 	bi->dirty = true;
 	return 0;
 }
 
 void
-hpm_heap_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest, size_t *bytes)
+hpm_heap_free_ranges(const struct hpm_heap *h, unsigned int *count, size_t *longest, size_t *bytes)
 {
 	const struct hpm_blk *b;
 	unsigned int i;
 
 	for (i = 0; i < HPM_HEAP_LISTS; i++)
-		for (b = a->heap.lists[i]; b != NULL; b = b->next_free) {
+		for (b = h->lists[i]; b != NULL; b = b->next_free) {
 			(*count)++;
 			*longest = RTE_MAX(*longest, blk_size(b) - BLK_HDR);
 			*bytes += blk_size(b);
@@ -511,7 +512,7 @@ listed(const struct hpm_heap *h, const struct hpm_blk *b)
 }
 
 static unsigned int
-check_span(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_bytes,
+check_span(const struct hpm_heap *h, const struct hpm_unit *u, size_t *live_bytes,
 	uint64_t *live_count, unsigned int *free_blocks)
 {
 	const struct hpm_blk *b = (const struct hpm_blk *)(u->va + SPAN_FIRST);
@@ -539,7 +540,7 @@ check_span(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 				u->va, b);
 			bad++;
 		}
-		if (is_free == live || (is_free && !listed(&a->heap, b))) {
+		if (is_free == live || (is_free && !listed(h, b))) {
 			HPM_LOG(ERR, "check: span %p: block %p free %d live %d", u->va, b, is_free,
 				live);
 			bad++;
@@ -562,13 +563,13 @@ check_span(const struct hpm_arena *a, const struct hpm_unit *u, size_t *live_byt
 }
 
 unsigned int
-hpm_heap_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_count)
+hpm_heap_verify(const struct hpm_heap *h, size_t *live_bytes, uint64_t *live_count)
 {
 	unsigned int bad = 0, free_blocks = 0, listed_blocks = 0, spans = 0, empty = 0, i;
 	const struct hpm_chunk *c;
 	const struct hpm_blk *b;
 
-	for (c = a->chunks; c != NULL; c = c->next)
+	for (c = h->cs->chunks; c != NULL; c = c->next)
 		for (i = 0; i < c->nunits; i++) {
 			const struct hpm_unit *u = &c->units[i];
 
@@ -577,18 +578,18 @@ hpm_heap_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 			spans++;
 			b = (const struct hpm_blk *)(u->va + SPAN_FIRST);
 			empty += blk_size(b) == SPAN_BLOCK_MAX;
-			bad += check_span(a, u, live_bytes, live_count, &free_blocks);
+			bad += check_span(h, u, live_bytes, live_count, &free_blocks);
 		}
 	for (i = 0; i < HPM_HEAP_LISTS; i++) {
-		bool mapped = (a->heap.list_map[i / HPM_HEAP_LISTS_PER_RANGE] >>
+		bool mapped = (h->list_map[i / HPM_HEAP_LISTS_PER_RANGE] >>
 				      (i % HPM_HEAP_LISTS_PER_RANGE)) &
 			1;
 
-		if (mapped != (a->heap.lists[i] != NULL)) {
+		if (mapped != (h->lists[i] != NULL)) {
 			HPM_LOG(ERR, "check: heap list %u: bitmap %d", i, mapped);
 			bad++;
 		}
-		for (b = a->heap.lists[i]; b != NULL; b = b->next_free) {
+		for (b = h->lists[i]; b != NULL; b = b->next_free) {
 			listed_blocks++;
 			if (!(b->size & BLK_FREE) || list_index(blk_size(b)) != i) {
 				HPM_LOG(ERR, "check: heap list %u holds block %p of size %zu", i, b,
@@ -598,14 +599,13 @@ hpm_heap_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_co
 		}
 	}
 	for (i = 0; i < HPM_HEAP_RANGES; i++)
-		if (!!(a->heap.range_map & (1u << i)) != (a->heap.list_map[i] != 0)) {
+		if (!!(h->range_map & (1u << i)) != (h->list_map[i] != 0)) {
 			HPM_LOG(ERR, "check: heap range %u: bitmap disagrees", i);
 			bad++;
 		}
-	if (listed_blocks != free_blocks || spans != a->heap.nspans || empty != a->heap.nempty ||
-		empty > 1) {
+	if (listed_blocks != free_blocks || spans != h->nspans || empty != h->nempty || empty > 1) {
 		HPM_LOG(ERR, "check: heap: %u listed / %u free blocks, %u/%u spans, %u/%u empty",
-			listed_blocks, free_blocks, spans, a->heap.nspans, empty, a->heap.nempty);
+			listed_blocks, free_blocks, spans, h->nspans, empty, h->nempty);
 		bad++;
 	}
 	return bad;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chunk.h"
 #include "unit.h"
 
 #define HPM_HEAP_RANGES 8
@@ -30,6 +31,8 @@
 struct hpm_blk;
 
 struct hpm_heap {
+	/** The chunk set the spans come from. */
+	struct hpm_chunk_set *cs;
 	/** Bit k: a list of range [2^(6+2k), 2^(8+2k)) is not empty. */
 	uint32_t range_map;
 	uint16_t list_map[HPM_HEAP_RANGES];
@@ -53,22 +56,22 @@ hpm_heap_state(const struct hpm_unit *u, const void *p)
 	return (off & 63) == 0 ? &u->span->state[off >> 6] : NULL;
 }
 
-struct hpm_arena;
-struct hpm_blockinfo;
+/** Set up an empty heap on a chunk set. */
+void hpm_heap_init(struct hpm_heap *h, struct hpm_chunk_set *cs);
 
 /** Allocate size bytes aligned to align (a power of two >= 64). Arena lock held. */
-void *hpm_heap_alloc(struct hpm_arena *a, size_t size, size_t align, struct hpm_blockinfo *bi);
+void *hpm_heap_alloc(struct hpm_heap *h, size_t size, size_t align, struct hpm_blockinfo *bi);
 
 /**
  * Cut up to n blocks of block_size bytes (a multiple of 64) from one free
  * block, for a per-lcore cache; their payloads go to objs, their state bytes
  * (HPM_BLK_CACHED) to states. The number cut. Arena lock held.
  */
-unsigned int hpm_heap_carve(struct hpm_arena *a, size_t block_size, void **objs, uint8_t **states,
+unsigned int hpm_heap_carve(struct hpm_heap *h, size_t block_size, void **objs, uint8_t **states,
 	unsigned int n);
 
 /** Free the block at p (a user's or a cache's); -EINVAL if p is not one. Arena lock held. */
-int hpm_heap_free(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t *bytes);
+int hpm_heap_free(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t *bytes);
 
 /**
  * Size in a block's header (the caller holds the block; memory checkers do
@@ -83,17 +86,17 @@ size_t hpm_heap_usable(const struct hpm_unit *u, const void *p);
 size_t hpm_heap_block_size(const struct hpm_unit *u, const void *p);
 
 /** Resize the application's block at p in place; 0, or -1 if it cannot. Arena lock held. */
-int hpm_heap_resize(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size,
+int hpm_heap_resize(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t size,
 	struct hpm_blockinfo *bi);
 
 /** Give the empty spans kept for reuse back to their chunks. Arena lock held. */
-void hpm_heap_release_spares(struct hpm_arena *a);
+void hpm_heap_release_spares(struct hpm_heap *h);
 
 /** Free blocks of the arena: count, the largest and the total in bytes. */
-void hpm_heap_free_ranges(const struct hpm_arena *a, unsigned int *count, size_t *longest,
+void hpm_heap_free_ranges(const struct hpm_heap *h, unsigned int *count, size_t *longest,
 	size_t *bytes);
 
 /** Walk and check every span and list; returns the number of problems (logged). */
-unsigned int hpm_heap_verify(const struct hpm_arena *a, size_t *live_bytes, uint64_t *live_count);
+unsigned int hpm_heap_verify(const struct hpm_heap *h, size_t *live_bytes, uint64_t *live_count);
 
 #endif /* HPM_HEAP_H */

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 
-#include "arena.h"
 #include "chunk.h"
 #include "large.h"
 
@@ -20,10 +19,10 @@ mark_units(struct hpm_unit *head, unsigned int from, unsigned int to, bool *dirt
 }
 
 void *
-hpm_large_alloc(struct hpm_arena *a, unsigned int n, unsigned int align_units, bool contig,
+hpm_large_alloc(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig,
 	struct hpm_blockinfo *bi)
 {
-	struct hpm_unit *u = hpm_chunk_take(a, n, align_units, contig);
+	struct hpm_unit *u = hpm_chunk_take(cs, n, align_units, contig);
 
 	if (u == NULL)
 		return NULL;
@@ -41,12 +40,12 @@ is_block_start(const struct hpm_unit *u, const void *p)
 }
 
 int
-hpm_large_free(struct hpm_arena *a, struct hpm_unit *u, const void *p, size_t *bytes)
+hpm_large_free(struct hpm_chunk_set *cs, struct hpm_unit *u, const void *p, size_t *bytes)
 {
 	if (!is_block_start(u, p))
 		return -EINVAL;
 	*bytes = (size_t)u->nunits << HPM_UNIT_SHIFT;
-	hpm_chunk_give(a, u, u->nunits);
+	hpm_chunk_give(cs, u, u->nunits);
 	return 0;
 }
 
@@ -57,7 +56,7 @@ hpm_large_block_size(const struct hpm_unit *u, const void *p)
 }
 
 int
-hpm_large_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigned int n,
+hpm_large_resize(struct hpm_chunk_set *cs, struct hpm_unit *u, const void *p, unsigned int n,
 	struct hpm_blockinfo *bi)
 {
 	unsigned int old = u->nunits;
@@ -66,9 +65,9 @@ hpm_large_resize(struct hpm_arena *a, struct hpm_unit *u, const void *p, unsigne
 		return -1;
 	bi->dirty = false;
 	if (n < old) {
-		hpm_chunk_give(a, u + n, old - n);
+		hpm_chunk_give(cs, u + n, old - n);
 	} else if (n > old) {
-		if (!hpm_chunk_extend(a, u, old, n - old))
+		if (!hpm_chunk_extend(cs, u, old, n - old))
 			return -1;
 		mark_units(u, old, n, &bi->dirty);
 	}

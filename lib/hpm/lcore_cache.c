@@ -12,7 +12,6 @@
 #include <rte_lcore.h>
 
 #include "arena.h"
-#include "debug.h"
 #include "lcore_cache.h"
 #include "log.h"
 #include "state.h"
@@ -51,7 +50,7 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 {
 	const struct hpm_config *cfg = &hpm_state->cfg;
 	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
-	size_t limit = a->total_bytes / cfg->cache_share / ncaches / hpm_cache_class_bytes(cls);
+	size_t limit = a->cs.total_bytes / cfg->cache_share / ncaches / hpm_cache_class_bytes(cls);
 
 	uint32_t batch;
 
@@ -231,11 +230,12 @@ hpm_cache_bind(void)
 	bool retry = false;
 	unsigned int lcore;
 
-	if (hpm_state_ready() != 0)
+	/* the API sets the heap up first (init.h): ask again once it is there */
+	if (hpm_state == NULL)
 		return NULL;
 	lcore = rte_lcore_id();
 	if (!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) && hpm_state->cfg.cache_max != 0 &&
-		!hpm_debug_on && hpm_lock(&hpm_state->cache_lock)) {
+		hpm_lock(&hpm_state->cache_lock)) {
 		if (lcore >= RTE_MAX_LCORE) {
 			c = thread_slot_take();
 		} else {
@@ -269,13 +269,13 @@ fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hp
 	unsigned int got = 0, k, i;
 
 	if (cls == HPM_CACHE_C4K) {
-		got = hpm_gran_take_singles(a, HPM_GRAN_4K1, lcore, ptrs, states, n);
+		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_4K1, lcore, ptrs, states, n);
 	} else if (cls == HPM_CACHE_C64K) {
-		got = hpm_gran_take_singles(a, HPM_GRAN_64K1, lcore, ptrs, states, n);
+		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_64K1, lcore, ptrs, states, n);
 	} else {
 		do {
-			k = hpm_heap_carve(a, hpm_cache_class_bytes(cls), ptrs + got, states + got,
-				n - got);
+			k = hpm_heap_carve(&a->heap, hpm_cache_class_bytes(cls), ptrs + got,
+				states + got, n - got);
 			got += k;
 		} while (k != 0 && got < n);
 	}
@@ -341,8 +341,8 @@ flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
 		int rc = -EINVAL;
 
 		if (hpm_blk_state_get(cc->objs[i].state) == HPM_BLK_CACHED)
-			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(a, u, p, &bytes)
-						      : hpm_gran_free(a, u, p, &bytes);
+			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(&a->heap, u, p, &bytes)
+						      : hpm_gran_free(&a->gran, u, p, &bytes);
 		if (rc == 0) {
 			a->alloc_bytes -= bytes;
 			a->alloc_count--;
@@ -365,7 +365,7 @@ flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
 		if (c->cls[i].len != 0)
 			flush_locked(a, &c->cls[i], c->cls[i].len);
 	}
-	hpm_gran_disown(a, c->lcore);
+	hpm_gran_disown(&a->gran, c->lcore);
 }
 
 void
@@ -549,15 +549,21 @@ hpm_cache_init_shared(struct hpm_state *st)
 	hpm_lock_init(&st->cache_lock);
 }
 
+/* The chunk layer's reclaim callback: the arena around the chunk set. */
+static bool
+reclaim_chunks(struct hpm_chunk_set *cs)
+{
+	return hpm_cache_reclaim_locked(container_of(cs, struct hpm_arena, cs));
+}
+
 void
 hpm_cache_init_process(void)
 {
+	hpm_chunk_set_reclaim(reclaim_chunks);
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =
 			rte_lcore_callback_register("hpm_cache", lcore_init, lcore_uninit, NULL);
-	if (hpm_source_eal_ready())
-		hpm_telemetry_register();
 }
 
 void

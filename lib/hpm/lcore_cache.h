@@ -171,7 +171,8 @@ hpm_blk_state_set(uint8_t *state, uint8_t value)
 
 /**
  * Bind the calling thread to its lcore's cache (to hpm_cache_none when it
- * has none, or in debug mode); the cache, or NULL for none.
+ * has none, or in debug mode); the cache, or NULL for none. NULL, binding
+ * nothing, before the heap is set up: the API sets it up and asks again.
  */
 struct hpm_lcore_cache *hpm_cache_bind(void);
 

@@ -16,13 +16,12 @@
 #include <rte_lcore.h>
 
 #include "block.h"
-#include "debug.h"
 #include "hpm_malloc.h"
 #include "large.h"
 #include "lcore_cache.h"
 #include "log.h"
 #include "route.h"
-#include "state.h"
+#include "init.h"
 
 /* Past this no source has the memory, and unit counts would overflow. */
 #define HPM_SIZE_MAX (UINT64_C(1) << 46)
@@ -59,7 +58,7 @@ gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int a
 {
 	if (n == 1 && align == 1)
 		cls = cls == HPM_GRAN_4K ? HPM_GRAN_4K1 : HPM_GRAN_64K1;
-	return hpm_gran_alloc(a, cls, n, align, bi);
+	return hpm_gran_alloc(&a->gran, cls, n, align, bi);
 }
 
 /* One block from an arena, by the route table. Lock held. */
@@ -74,7 +73,7 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 		route = HPM_ROUTE_LARGE;
 	switch (route) {
 	case HPM_ROUTE_HEAP:
-		p = hpm_heap_alloc(a, size, align, bi);
+		p = hpm_heap_alloc(&a->heap, size, align, bi);
 		break;
 	case HPM_ROUTE_G4K:
 		p = gran_alloc(a, HPM_GRAN_4K, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12,
@@ -84,7 +83,7 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 		p = gran_alloc(a, HPM_GRAN_64K, size >> 16, RTE_MAX(align >> 16, (size_t)1), bi);
 		break;
 	case HPM_ROUTE_LARGE:
-		p = hpm_large_alloc(a, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
+		p = hpm_large_alloc(&a->cs, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
 			RTE_MAX(align >> HPM_UNIT_SHIFT, (size_t)1), contig, bi);
 		break;
 	}
@@ -223,9 +222,12 @@ alloc_miss(const char *type, size_t size, unsigned int align, int socket, unsign
 	void *p;
 	int cls;
 
+	/* this process's first call sets the heap up; the cache binds after */
+	if (unlikely(hpm_state == NULL))
+		(void)hpm_state_ready();
 	/* debug mode binds every thread to no cache: every call comes here */
 	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, socket, flags);
+		return hpm_debug->alloc(type, size, align, socket, flags);
 	c = cache_of_thread();
 
 	if (c != NULL && (align & (align - 1)) == 0 &&
@@ -323,7 +325,7 @@ void *
 hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
 {
 	if (unlikely(hpm_debug_on))
-		return hpm_debug_alloc(type, size, align, socket, ALLOC_F_CONTIG);
+		return hpm_debug->alloc(type, size, align, socket, ALLOC_F_CONTIG);
 	return alloc_slow(size, align, socket, ALLOC_F_CONTIG);
 }
 
@@ -360,7 +362,7 @@ free_miss(void *ptr, struct hpm_unit *u)
 	if (u == NULL && hpm_state == NULL)
 		u = hpm_block_unit(ptr);
 	if (unlikely(hpm_debug_on)) {
-		if (!hpm_debug_free(ptr))
+		if (!hpm_debug->free(ptr))
 			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
 		return;
 	}
@@ -454,13 +456,13 @@ resize_in_place(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size, s
 		return -1;
 	switch (route) {
 	case HPM_ROUTE_HEAP:
-		return hpm_heap_resize(a, u, p, size, bi);
+		return hpm_heap_resize(&a->heap, u, p, size, bi);
 	case HPM_ROUTE_G4K:
-		return hpm_gran_resize(a, u, p, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12, bi);
+		return hpm_gran_resize(&a->gran, u, p, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12, bi);
 	case HPM_ROUTE_G64K:
-		return hpm_gran_resize(a, u, p, size >> 16, bi);
+		return hpm_gran_resize(&a->gran, u, p, size >> 16, bi);
 	case HPM_ROUTE_LARGE:
-		return hpm_large_resize(a, u, p,
+		return hpm_large_resize(&a->cs, u, p,
 			RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT, bi);
 	}
 	return -1;
@@ -487,7 +489,7 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		return NULL;
 	}
 	if (unlikely(hpm_debug_on))
-		return hpm_debug_realloc(ptr, size, align, socket);
+		return hpm_debug->realloc(ptr, size, align, socket);
 	u = hpm_block_unit(ptr);
 	if (u == NULL) {
 		hpm_bad_pointer(ptr, "hpm_realloc", "not hpmalloc memory");
@@ -544,6 +546,9 @@ bulk_slow(void **objs, unsigned int n, size_t size, unsigned int align, int sock
 	unsigned int i;
 	int first, rc;
 
+	/* this process's first call sets the heap up, then starts again (the cache binds) */
+	if (hpm_state == NULL && hpm_state_ready() == 0)
+		return hpm_malloc_bulk(objs, n, size, align, socket);
 	if (size == 0 || (align & (align - 1)) != 0) {
 		rte_errno = EINVAL;
 		return -EINVAL;
@@ -588,11 +593,11 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 		return 0;
 	if (unlikely(hpm_debug_on)) {
 		for (i = 0; i < n; i++)
-			if ((objs[i] = hpm_debug_alloc(NULL, size, align, socket, 0)) == NULL) {
+			if ((objs[i] = hpm_debug->alloc(NULL, size, align, socket, 0)) == NULL) {
 				int rc = -rte_errno;
 
 				while (i > 0)
-					hpm_debug_free(objs[--i]);
+					hpm_debug->free(objs[--i]);
 				return rc;
 			}
 		return 0;
@@ -728,4 +733,64 @@ hpm_cache_flush_lcore(unsigned int lcore_id)
 	if (c != NULL)
 		hpm_cache_flush_all(c);
 	return 0;
+}
+
+/* What a pointer is: API functions, not observers (stats.c keeps statistics). */
+
+/* Usable size of a live block, 0 otherwise (also for a block freed into a cache). */
+static size_t
+live_usable(const void *ptr)
+{
+	struct hpm_unit *u = ptr != NULL ? hpm_block_unit(ptr) : NULL;
+	struct hpm_arena *a;
+	size_t size;
+
+	if (u == NULL)
+		return 0;
+	if (hpm_debug_on)
+		return hpm_debug->usable(ptr);
+	a = &hpm_state->arenas[u->socket];
+	if (!hpm_arena_lock(a))
+		return 0;
+	size = hpm_block_usable(u, ptr);
+	if (size != 0 && hpm_block_in_cache(u, ptr))
+		size = 0;
+	hpm_unlock(&a->lock);
+	return size;
+}
+
+int
+hpm_malloc_owns(const void *ptr)
+{
+	return ptr != NULL && hpm_block_unit(ptr) != NULL;
+}
+
+size_t
+hpm_malloc_usable_size(const void *ptr)
+{
+	return live_usable(ptr);
+}
+
+int
+hpm_malloc_validate(const void *ptr, size_t *size)
+{
+	size_t usable = live_usable(ptr);
+
+	if (usable == 0)
+		return -1;
+	if (size != NULL)
+		*size = usable;
+	return 0;
+}
+
+rte_iova_t
+hpm_malloc_virt2iova(const void *addr)
+{
+	const struct hpm_unit *u = addr != NULL ? hpm_block_unit(addr) : NULL;
+
+	if (u == NULL || u->role == HPM_UNIT_FREE || !hpm_src->has_iova)
+		return RTE_BAD_IOVA;
+	if (hpm_state->unit_iova_contig && u->iova != RTE_BAD_IOVA)
+		return u->iova + (rte_iova_t)((const uint8_t *)addr - u->va);
+	return hpm_src->iova(&u->chunk->region, addr);
 }

@@ -53,20 +53,15 @@
 /** This process poisons (the heap is its alone). */
 extern bool hpm_poison_enabled;
 
-/** At an API entry: stop poisoning, and open the heap, once another process shares it. */
-void hpm_poison_sync(void);
-
 #define HPM_POISON(p, n)                          \
 	do {                                      \
 		if (hpm_poison_enabled)           \
 			HPM_CHECKER_POISON(p, n); \
 	} while (0)
 #define HPM_UNPOISON(p, n) HPM_CHECKER_UNPOISON(p, n)
-#define HPM_POISON_SYNC() hpm_poison_sync()
 #else
 #define HPM_POISON(p, n) ((void)(p), (void)(n))
 #define HPM_UNPOISON(p, n) ((void)(p), (void)(n))
-#define HPM_POISON_SYNC() ((void)0)
 #endif
 
 #endif /* HPM_POISON_H */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "source.h"
+#include "source_anon.h"
 
 static int
 anon_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool contig)

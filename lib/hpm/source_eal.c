@@ -15,7 +15,7 @@
 #include <rte_memzone.h>
 
 #include "log.h"
-#include "source.h"
+#include "source_eal.h"
 
 bool
 hpm_source_eal_ready(void)

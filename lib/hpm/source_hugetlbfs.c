@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 
 #include "log.h"
-#include "source.h"
+#include "source_hugetlbfs.h"
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26

@@ -7,9 +7,12 @@
  * The heap's whole state. It lives in the first metadata region of the
  * source (for eal, a memzone that secondary processes find by name), and
  * holds addresses only of memory that every process maps at the same place.
- * The pointers to it and to the source's functions are per process.
+ * The pointers to it (here) and to the source's functions (source.h) are per
+ * process. Setting it up and tearing it down are the API's (init.h).
  */
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_branch_prediction.h>
@@ -17,10 +20,11 @@
 
 #include "hpm_malloc.h"
 #include "arena.h"
-#include "lcore_cache.h"
 #include "meta.h"
 #include "pagemap.h"
 #include "source.h"
+
+struct hpm_lcore_cache;
 
 #define HPM_STATE_MAGIC UINT64_C(0x68706d616c6c6f63) /* "hpmalloc" */
 #define HPM_STATE_ZONE "hpm_state"
@@ -44,10 +48,10 @@ struct hpm_state {
 	/** Debug mode's records (debug.c). */
 	void *debug_table;
 	uint64_t bad_frees;
+	/** The caches' (lcore_cache.h): a lock, their number, and by slot lcores, then threads. */
 	hpm_lock_t cache_lock;
 	uint32_t ncaches;
-	/** By slot: lcores, then threads without an lcore id (lcore_cache.h). */
-	struct hpm_lcore_cache *caches[HPM_CACHE_SLOTS];
+	struct hpm_lcore_cache *caches[HPM_CACHE_THREAD_SLOT0 + HPM_CACHE_THREAD_SLOTS];
 	struct hpm_meta meta;
 	struct hpm_arena arenas[RTE_MAX_NUMA_NODES];
 	struct hpm_pagemap pagemap;
@@ -55,33 +59,8 @@ struct hpm_state {
 
 /** This process's view of the state; NULL before initialisation. */
 extern struct hpm_state *hpm_state;
-/** This process's functions of the state's source. */
-extern const struct hpm_source_ops *hpm_src;
-
-/** Register the telemetry commands, once per process (with EAL). */
-void hpm_telemetry_register(void);
 
 /** Socket of a CPU in the heap's topology (fake or real); -1 if unknown. */
 int hpm_state_socket_of_cpu(int cpu);
-
-/**
- * Attach to the heap another process of the application made, unless this
- * process has one already; never makes one. 0 when there is a heap now,
- * -ENOENT when there is none. For every call that works on blocks or
- * statistics that may be another process's: a process's first call may be
- * a free of what another process allocated.
- */
-int hpm_state_find(void);
-
-/** Initialise with the defaults unless done: 0, or -errno with rte_errno set. */
-int hpm_state_ensure(void);
-
-static inline int
-hpm_state_ready(void)
-{
-	if (likely(hpm_state != NULL))
-		return 0;
-	return hpm_state_ensure();
-}
 
 #endif /* HPM_STATE_H */

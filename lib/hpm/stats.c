@@ -13,53 +13,7 @@
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
 #include "poison.h"
-#include "state.h"
-
-/* Usable size of a live block, 0 otherwise (also for a block freed into a cache). */
-static size_t
-live_usable(const void *ptr)
-{
-	struct hpm_unit *u = ptr != NULL ? hpm_block_unit(ptr) : NULL;
-	struct hpm_arena *a;
-	size_t size;
-
-	if (u == NULL)
-		return 0;
-	if (hpm_debug_on)
-		return hpm_debug_usable(ptr);
-	a = &hpm_state->arenas[u->socket];
-	if (!hpm_arena_lock(a))
-		return 0;
-	size = hpm_block_usable(u, ptr);
-	if (size != 0 && hpm_block_in_cache(u, ptr))
-		size = 0;
-	hpm_unlock(&a->lock);
-	return size;
-}
-
-int
-hpm_malloc_owns(const void *ptr)
-{
-	return ptr != NULL && hpm_block_unit(ptr) != NULL;
-}
-
-size_t
-hpm_malloc_usable_size(const void *ptr)
-{
-	return live_usable(ptr);
-}
-
-int
-hpm_malloc_validate(const void *ptr, size_t *size)
-{
-	size_t usable = live_usable(ptr);
-
-	if (usable == 0)
-		return -1;
-	if (size != NULL)
-		*size = usable;
-	return 0;
-}
+#include "init.h"
 
 int
 hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
@@ -164,18 +118,6 @@ hpm_cache_class_size(unsigned int cls)
 	/* what a request may ask for: a small class's block less its header */
 	return cls < HPM_CACHE_HEAP_NCLASS ? hpm_cache_class_bytes(cls) - 16
 					   : hpm_cache_class_bytes(cls);
-}
-
-rte_iova_t
-hpm_malloc_virt2iova(const void *addr)
-{
-	const struct hpm_unit *u = addr != NULL ? hpm_block_unit(addr) : NULL;
-
-	if (u == NULL || u->role == HPM_UNIT_FREE || !hpm_src->has_iova)
-		return RTE_BAD_IOVA;
-	if (hpm_state->unit_iova_contig && u->iova != RTE_BAD_IOVA)
-		return u->iova + (rte_iova_t)((const uint8_t *)addr - u->va);
-	return hpm_src->iova(&u->chunk->region, addr);
 }
 
 int

@@ -11,13 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_lcore.h>
 #include <rte_telemetry.h>
 
 #include "arena.h"
 #include "hpm_compat.h"
 #include "lcore_cache.h"
-#include "state.h"
+#include "init.h"
 
 static const char *const role_names[] = {
 	[HPM_UNIT_FREE] = "free",
@@ -46,14 +47,14 @@ census(struct hpm_arena *a, struct arena_census *c)
 	memset(c, 0, sizeof(*c));
 	if (!hpm_arena_lock(a))
 		return;
-	for (ch = a->chunks; ch != NULL; ch = ch->next) {
+	for (ch = a->cs.chunks; ch != NULL; ch = ch->next) {
 		c->chunks++;
 		for (i = 0; i < ch->nunits; i++)
 			if (ch->units[i].role < RTE_DIM(role_names))
 				c->units[ch->units[i].role]++;
 	}
-	c->reserved = a->chunks_reserved;
-	c->released = a->chunks_released;
+	c->reserved = a->cs.chunks_reserved;
+	c->released = a->cs.chunks_released;
 	hpm_unlock(&a->lock);
 }
 
@@ -201,14 +202,9 @@ tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-void
-hpm_telemetry_register(void)
+/* Registered at load, as DPDK's libraries do: nothing below calls the observers. */
+RTE_INIT(hpm_telemetry_register)
 {
-	static bool registered;
-
-	if (registered)
-		return;
-	registered = true;
 	rte_telemetry_register_cmd("/hpm/stats", tel_stats,
 		"hpmalloc statistics of every socket. No parameters");
 	rte_telemetry_register_cmd("/hpm/heap_info", tel_heap_info,

@@ -8,6 +8,8 @@
  * a descriptor out of band, found from any address by the page map.
  */
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_memory.h>
@@ -65,6 +67,16 @@ struct hpm_unit {
 	};
 	/** LARGE, first unit: length of the block in units. */
 	uint32_t nunits;
+};
+
+/** What an allocation took: for the statistics and for zmalloc. */
+struct hpm_blockinfo {
+	/** Bytes the block holds, header and rounding included. */
+	size_t bytes;
+	/** Bytes the application may use (set by the API layer). */
+	size_t usable;
+	/** The memory may be non-zero. */
+	bool dirty;
 };
 
 #endif /* HPM_UNIT_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef HPM_SOURCE_UTIL_H
+#define HPM_SOURCE_UTIL_H
+
+/*
+ * Segment sources hand out regions of memory and take them back.
+ *
+ * What a source promises:
+ *  - reserve() gives len bytes (len and the address multiples of align, which
+ *    is a multiple of HPM_UNIT_SIZE) on the requested socket, or fails with a
+ *    negative errno and leaves nothing behind;
+ *  - reserve_meta() gives len bytes of metadata memory, cache-line aligned,
+ *    zeroed, that every process of the heap sees at the same address (name,
+ *    if not NULL, lets another process find it);
+ *  - the region's memory stays mapped until release();
+ *  - zeroed says whether the memory is known to be zero;
+ *  - iova() gives the IO address of a byte of the region, RTE_BAD_IOVA when
+ *    the source has none.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_memory.h>
+
+#include "hpm_malloc.h"
+
+#define HPM_UNIT_SHIFT 21
+#define HPM_UNIT_SIZE (UINT64_C(1) << HPM_UNIT_SHIFT)
+
+/** A region of memory from a source; lives in shared metadata. */
+struct hpm_region {
+	void *va;
+	size_t len;
+	int socket;
+	uint8_t zeroed;
+	/** Every HPM_UNIT_SIZE unit is IOVA-contiguous (hugepages of 2 MiB and up, or IOVA as VA). */
+	uint8_t unit_iova_contig;
+	uint8_t is_meta;
+	uint32_t page_size_log2;
+	/** Source's handle (eal: the memzone, in EAL's shared configuration). */
+	const void *handle;
+};
+
+struct hpm_source_ops {
+	const char *name;
+	enum hpm_source_kind kind;
+	/** Memory is hugepages: socket placement is real, not advisory. */
+	bool hugepages;
+	/** Memory has IO addresses. */
+	bool has_iova;
+	int (*reserve)(struct hpm_region *r, size_t len, size_t align, int socket, bool contig);
+	int (*reserve_meta)(struct hpm_region *r, size_t len, const char *name);
+	void (*release)(struct hpm_region *r);
+	rte_iova_t (*iova)(const struct hpm_region *r, const void *va);
+	/** Fill ids with the sockets that have memory; return their number. */
+	unsigned int (*sockets)(int *ids, unsigned int max);
+};
+
+/* What the sources share (source_util.c). */
+
+/** Free hugepages of a size in the system (0 when unknown). */
+long hpm_source_hugepages_free(size_t page_size);
+
+/** Sockets with memory according to libnuma (socket 0 alone without it). */
+unsigned int hpm_source_numa_sockets(int *ids, unsigned int max);
+
+/** IOVA of va from /proc/self/pagemap (touches the page), RTE_BAD_IOVA if unreadable. */
+rte_iova_t hpm_source_pagemap_iova(const void *va);
+
+/** Bind (strict) or prefer (not strict) a socket's node for a range; 0 or -errno. */
+int hpm_source_bind(void *va, size_t len, int socket, bool strict);
+
+/** Metadata for single-process sources: private anonymous memory. */
+int hpm_source_mmap_meta(struct hpm_region *r, size_t len, const char *name);
+
+/** Unmap a region of a single-process source. */
+void hpm_source_munmap(struct hpm_region *r);
+
+#endif /* HPM_SOURCE_UTIL_H */
