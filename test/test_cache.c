@@ -28,6 +28,7 @@
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
 #include "source.h"
+#include "state.h"
 #include "test_common.h"
 
 #define RING_SIZE 4096
@@ -294,6 +295,87 @@ snapshot(struct rte_malloc_socket_stats *st)
 {
 	hpm_cache_flush();
 	CHECK(hpm_malloc_get_socket_stats(0, st) == 0, "stats");
+}
+
+/* The producer of the pipeline: blocks of 64 B to the main lcore, which frees them. */
+static volatile unsigned int pipe_sent;
+
+static int
+pipe_producer(void *arg)
+{
+	unsigned int n = (unsigned int)(uintptr_t)arg, i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t *p = hpm_malloc("pipe", 64, 0);
+
+		if (p == NULL)
+			break;
+		p[0] = i;
+		p[7] = ~(uint64_t)i;
+		while (rte_ring_enqueue(to_main, p) != 0)
+			rte_pause();
+	}
+	pipe_sent = i;
+	hpm_cache_flush();
+	return 0;
+}
+
+/*
+ * A pipeline: the worker allocates, the main lcore frees. The main lcore's
+ * full cache gives batches to the socket's transfer store and the worker's
+ * empty one takes them, without the heap; a trim gives what the store holds
+ * back to the heap.
+ */
+static void
+pipeline(void)
+{
+	const unsigned int n = quick ? 20000 : 400000;
+	struct rte_malloc_socket_stats before, after;
+	const struct hpm_xfer_class *xc;
+	unsigned int got = 0, bad = 0;
+	uint64_t puts, gets;
+	int cls = hpm_cache_class(64, 0);
+
+	snapshot(&before);
+	to_main = rte_ring_create("pipe", RING_SIZE, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	CHECK(to_main != NULL && cls >= 0, "ring");
+	if (to_main == NULL || cls < 0)
+		return;
+	xc = hpm_state->xfer[0] != NULL ? &hpm_state->xfer[0]->cls[cls] : NULL;
+	puts = xc != NULL ? xc->puts : 0;
+	gets = xc != NULL ? xc->gets : 0;
+	pipe_sent = UINT32_MAX;
+	rte_eal_remote_launch(pipe_producer, (void *)(uintptr_t)n, worker_lcore);
+	while (got < n && (pipe_sent == UINT32_MAX || got < pipe_sent)) {
+		uint64_t *p = NULL;
+
+		if (rte_ring_dequeue(to_main, (void **)&p) != 0)
+			continue;
+		bad += p[0] != got || p[7] != ~(uint64_t)got;
+		got++;
+		hpm_free(p);
+	}
+	rte_eal_wait_lcore(worker_lcore);
+	xc = hpm_state->xfer[0] != NULL ? &hpm_state->xfer[0]->cls[cls] : NULL;
+	CHECK(got == n && bad == 0, "pipeline: %u of %u blocks, %u damaged", got, n, bad);
+	CHECK(xc != NULL && xc->puts - puts > n / 64 && xc->gets - gets > n / 64,
+		"pipeline: the transfer store took %" PRIu64 " and gave %" PRIu64 " batches",
+		xc != NULL ? xc->puts - puts : 0, xc != NULL ? xc->gets - gets : 0);
+	snapshot(&after);
+	CHECK(after.alloc_count == before.alloc_count &&
+			after.heap_allocsz_bytes == before.heap_allocsz_bytes,
+		"pipeline: %u blocks, %zu bytes left (before %u, %zu)", after.alloc_count,
+		after.heap_allocsz_bytes, before.alloc_count, before.heap_allocsz_bytes);
+	hpm_heap_trim();
+	CHECK(xc != NULL && xc->len == 0, "pipeline: the trim left %u blocks in the store",
+		xc != NULL ? xc->len : 0);
+	CHECK(hpm_heap_check() == 0, "pipeline: heap check");
+	printf("pipeline: %u blocks of 64 B from lcore %u to lcore %u; the transfer store moved "
+	       "%" PRIu64 " batches in, %" PRIu64 " out\n",
+		n, worker_lcore, rte_lcore_id(), xc != NULL ? xc->puts - puts : 0,
+		xc != NULL ? xc->gets - gets : 0);
+	rte_ring_free(to_main);
+	to_main = NULL;
 }
 
 /* What a plain thread (no lcore id) saw of its own cache. */
@@ -568,6 +650,7 @@ main(int argc, char **argv)
 	stress(seconds);
 	registered_thread();
 	plain_threads();
+	pipeline();
 	bulk_dry(4096, 4096);
 	bulk_dry(64, 0);
 	bulk_dry(8192, 4096);

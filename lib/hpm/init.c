@@ -346,6 +346,8 @@ hpm_heap_trim(void)
 
 		if (!hpm_arena_lock(a))
 			continue;
+		/* what the caches moved between them is free memory too */
+		hpm_cache_xfer_drain_locked(a);
 		/* the pages kept for reuse may be all that keeps a chunk */
 		hpm_gran_release_spares(&a->gran);
 		hpm_heap_release_spares(&a->heap);

@@ -289,6 +289,90 @@ fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hp
 	return got;
 }
 
+static void free_objs_locked(struct hpm_arena *a, const struct hpm_cache_obj *objs, unsigned int n);
+
+/* Blocks of class cls a transfer store may hold. */
+static uint32_t
+xfer_max(unsigned int cls)
+{
+	return RTE_MIN((uint32_t)HPM_XFER_CAP,
+		HPM_XFER_BYTES / (uint32_t)hpm_cache_class_bytes(cls));
+}
+
+/* The transfer store of a socket, made at its first use; NULL when metadata is short. */
+static struct hpm_cache_xfer *
+xfer_of(int socket)
+{
+	struct hpm_cache_xfer *x = __atomic_load_n(&hpm_state->xfer[socket], __ATOMIC_ACQUIRE);
+	struct hpm_cache_xfer *none = NULL;
+
+	if (likely(x != NULL))
+		return x;
+	x = hpm_meta_alloc(&hpm_state->meta, hpm_src, sizeof(*x));
+	if (x != NULL &&
+		!__atomic_compare_exchange_n(&hpm_state->xfer[socket], &none, x, false,
+			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		hpm_meta_free(&hpm_state->meta, hpm_src, x, sizeof(*x));
+		x = none;
+	}
+	return x;
+}
+
+/* n blocks a full cache gives up into its socket's transfer store: all, or false. */
+static bool
+xfer_put(int socket, unsigned int cls, const struct hpm_cache_obj *objs, unsigned int n)
+{
+	struct hpm_cache_xfer *x = xfer_of(socket);
+	struct hpm_xfer_class *xc;
+	bool done = false;
+
+	if (x == NULL || !hpm_lock(&(xc = &x->cls[cls])->lock))
+		return false;
+	if (xc->len + n <= xfer_max(cls)) {
+		memcpy(&xc->objs[xc->len], objs, n * sizeof(*objs));
+		__atomic_store_n(&xc->len, xc->len + n, __ATOMIC_RELAXED);
+		xc->puts++;
+		done = true;
+	}
+	hpm_unlock(&xc->lock);
+	return done;
+}
+
+/* Up to n blocks of the transfer store into objs, for an empty cache; how many. */
+static unsigned int
+xfer_get(int socket, unsigned int cls, struct hpm_cache_obj *objs, unsigned int n)
+{
+	struct hpm_cache_xfer *x = __atomic_load_n(&hpm_state->xfer[socket], __ATOMIC_ACQUIRE);
+	struct hpm_xfer_class *xc;
+
+	if (x == NULL || __atomic_load_n(&x->cls[cls].len, __ATOMIC_RELAXED) == 0 ||
+		!hpm_lock(&(xc = &x->cls[cls])->lock))
+		return 0;
+	n = RTE_MIN(n, xc->len);
+	memcpy(objs, &xc->objs[xc->len - n], n * sizeof(*objs));
+	__atomic_store_n(&xc->len, xc->len - n, __ATOMIC_RELAXED);
+	xc->gets += n != 0;
+	hpm_unlock(&xc->lock);
+	return n;
+}
+
+void
+hpm_cache_xfer_drain_locked(struct hpm_arena *a)
+{
+	struct hpm_cache_xfer *x = __atomic_load_n(&hpm_state->xfer[a->socket], __ATOMIC_ACQUIRE);
+	unsigned int cls;
+
+	for (cls = 0; x != NULL && cls < HPM_CACHE_NCLASS; cls++) {
+		struct hpm_xfer_class *xc = &x->cls[cls];
+
+		if (__atomic_load_n(&xc->len, __ATOMIC_RELAXED) == 0 || !hpm_lock(&xc->lock))
+			continue;
+		free_objs_locked(a, xc->objs, xc->len);
+		__atomic_store_n(&xc->len, 0, __ATOMIC_RELAXED);
+		hpm_unlock(&xc->lock);
+	}
+}
+
 unsigned int
 hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 {
@@ -299,6 +383,16 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	hpm_cache_reap_due();
 	if (unlikely(hpm_cache_drain_asked(cc)))
 		hpm_cache_flush_all(c);
+	/* what another cache of the socket gave up, first: no heap lock */
+	n = RTE_MAX(want, cc->batch);
+	n = xfer_get(c->socket, cls, cc->objs + cc->len, RTE_MIN(n, HPM_CACHE_CAP - cc->len));
+	if (n != 0) {
+		hpm_cache_set_len(cc, cc->len + n);
+		hpm_cache_count(&cc->misses, 1);
+		if (n >= want)
+			return cc->len;
+		want -= n;
+	}
 	if (!hpm_arena_lock(a))
 		return cc->len;
 	update_limit(cc, cls, a);
@@ -328,19 +422,19 @@ hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
 	return o->p;
 }
 
-/* Give the n blocks at the bottom of a stack back to the arena. Lock held. */
+/* Give n cached blocks back to the arena. Lock held. */
 static void
-flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
+free_objs_locked(struct hpm_arena *a, const struct hpm_cache_obj *objs, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		void *p = cc->objs[i].p;
+		void *p = objs[i].p;
 		struct hpm_unit *u = hpm_pagemap_lookup(&hpm_state->pagemap, p);
 		size_t bytes = 0;
 		int rc = -EINVAL;
 
-		if (hpm_blk_state_get(cc->objs[i].state) == HPM_BLK_CACHED)
+		if (hpm_blk_state_get(objs[i].state) == HPM_BLK_CACHED)
 			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(&a->heap, u, p, &bytes)
 						      : hpm_gran_free(&a->gran, u, p, &bytes);
 		if (rc == 0) {
@@ -350,6 +444,13 @@ flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
 			HPM_LOG(ERR, "cache of lcore: block %p is not live in its arena", p);
 		}
 	}
+}
+
+/* Give the n blocks at the bottom of a stack back to the arena. Lock held. */
+static void
+flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n)
+{
+	free_objs_locked(a, cc->objs, n);
 	memmove(cc->objs, cc->objs + n, (cc->len - n) * sizeof(cc->objs[0]));
 	hpm_cache_set_len(cc, cc->len - n);
 	hpm_cache_count(&cc->flushes, 1);
@@ -386,6 +487,17 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 
 	hpm_cache_reap_due();
+	/* a batch for another cache of the socket to take, if the transfer store has room */
+	if (!hpm_cache_drain_asked(cc) && cc->len >= cc->limit) {
+		unsigned int n = RTE_MAX(cc->len - cc->limit + cc->batch, 1u);
+
+		if (xfer_put(c->socket, cls, cc->objs, n)) {
+			memmove(cc->objs, cc->objs + n, (cc->len - n) * sizeof(cc->objs[0]));
+			hpm_cache_set_len(cc, cc->len - n);
+			hpm_cache_count(&cc->flushes, 1);
+			goto push;
+		}
+	}
 	if (!hpm_arena_lock(a)) {
 		/* the heap is torn: the cache keeps what it can, the rest stays lost */
 		if (cc->len >= HPM_CACHE_CAP)
@@ -400,6 +512,7 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 		}
 		hpm_arena_unlock(a);
 	}
+push:
 	cc->objs[cc->len].p = p;
 	cc->objs[cc->len].state = state;
 	hpm_cache_set_len(cc, cc->len + 1);
@@ -412,6 +525,7 @@ hpm_cache_reclaim_locked(struct hpm_arena *a)
 	uint64_t before = a->alloc_count;
 
 	hpm_cache_reap(a);
+	hpm_cache_xfer_drain_locked(a);
 	hpm_cache_request_drain(a->socket);
 	if (own == NULL || own->socket != a->socket)
 		return false;
@@ -488,7 +602,8 @@ hpm_cache_request_drain(int socket)
 void
 hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 {
-	unsigned int lcore;
+	struct hpm_cache_xfer *x;
+	unsigned int lcore, cls;
 
 	*bytes = 0;
 	*blocks = 0;
@@ -505,6 +620,15 @@ hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 		cache_held(c, &b, &n);
 		*bytes += b;
 		*blocks += n;
+	}
+	x = socket >= 0 && socket < RTE_MAX_NUMA_NODES
+		? __atomic_load_n(&hpm_state->xfer[socket], __ATOMIC_ACQUIRE)
+		: NULL;
+	for (cls = 0; x != NULL && cls < HPM_CACHE_NCLASS; cls++) {
+		uint32_t len = __atomic_load_n(&x->cls[cls].len, __ATOMIC_RELAXED);
+
+		*blocks += len;
+		*bytes += len * hpm_cache_class_bytes(cls);
 	}
 }
 

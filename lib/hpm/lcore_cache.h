@@ -92,6 +92,19 @@ struct hpm_cache_stack {
 #define HPM_CACHE_SLOTS (HPM_CACHE_THREAD_SLOT0 + HPM_THREAD_CACHES)
 static_assert(HPM_CACHE_SLOTS <= HPM_GRAN_OWNERS, "every cache slot may own granule pages");
 
+/*
+ * The transfer store of a socket (tcmalloc's transfer cache, a middle end):
+ * per class, blocks a full cache flushed and an empty one takes, moved as
+ * arrays under a lock of their own, so that a pipeline (one lcore
+ * allocates, another frees) moves batches between the two caches without
+ * the heap's lock and without cutting and merging heap blocks. It holds at
+ * most HPM_XFER_CAP blocks and HPM_XFER_BYTES bytes per class; what does
+ * not fit goes to the heap. Its blocks count as cached (free) blocks, and
+ * go back to the heap before the heap grows and at every trim.
+ */
+#define HPM_XFER_CAP 256
+#define HPM_XFER_BYTES (UINT32_C(2) << 20)
+
 /** A cache's owner while a survivor gives a dead owner's blocks back. */
 #define HPM_CACHE_REAPING (-1)
 
@@ -107,6 +120,18 @@ struct hpm_lcore_cache {
 	 */
 	int owner;
 	struct hpm_cache_stack cls[HPM_CACHE_NCLASS];
+};
+
+struct hpm_xfer_class {
+	hpm_lock_t lock;
+	uint32_t len;
+	uint64_t puts;
+	uint64_t gets;
+	struct hpm_cache_obj objs[HPM_XFER_CAP];
+} __rte_cache_aligned;
+
+struct hpm_cache_xfer {
+	struct hpm_xfer_class cls[HPM_CACHE_NCLASS];
 };
 
 /** This thread's binding to its cache, checked against hpm_cache_gen. */
@@ -316,6 +341,9 @@ unsigned int hpm_cache_reap(struct hpm_arena *locked);
 
 /** hpm_cache_reap(NULL) when 10 ms have passed since this process last did (misses). */
 void hpm_cache_reap_due(void);
+
+/** Give the blocks of a socket's transfer store back to its arena. Arena lock held. */
+void hpm_cache_xfer_drain_locked(struct hpm_arena *a);
 
 /** Bytes and blocks held by the caches of a socket (racy snapshot). */
 void hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks);

@@ -25,6 +25,7 @@
 #include "source.h"
 
 struct hpm_lcore_cache;
+struct hpm_cache_xfer;
 
 #define HPM_STATE_MAGIC UINT64_C(0x68706d616c6c6f63) /* "hpmalloc" */
 #define HPM_STATE_ZONE "hpm_state"
@@ -52,6 +53,8 @@ struct hpm_state {
 	hpm_lock_t cache_lock;
 	uint32_t ncaches;
 	struct hpm_lcore_cache *caches[HPM_CACHE_THREAD_SLOT0 + HPM_CACHE_THREAD_SLOTS];
+	/** Each socket's transfer store between its caches (lcore_cache.h), made at first use. */
+	struct hpm_cache_xfer *xfer[RTE_MAX_NUMA_NODES];
 	struct hpm_meta meta;
 	struct hpm_arena arenas[RTE_MAX_NUMA_NODES];
 	struct hpm_pagemap pagemap;
