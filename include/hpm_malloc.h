@@ -545,7 +545,8 @@ struct hpm_cache_stats {
 };
 
 /**
- * Give the calling thread's cached blocks back to the heap (its lcore's
+ * Give the calling thread's cached blocks back to the heap, with those its
+ * socket's caches passed to each other (its lcore's
  * cache, or its own if it has no lcore id). The heap does this itself
  * before it grows, and a thread without an lcore id at its exit; an
  * application calls it when a thread is done with allocations for a while.

@@ -135,7 +135,7 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
 		sizeof(*st));
 	state_sockets(st, src);
-	hpm_cache_init_shared(st);
+	hpm_cache_init_shared(st, src);
 	if (st->cfg.flags & HPM_CFG_F_DEBUG) {
 		rc = debug_ops != NULL ? debug_ops->init(st, src) : -ENOTSUP;
 		if (rc != 0) {

@@ -299,30 +299,11 @@ xfer_max(unsigned int cls)
 		HPM_XFER_BYTES / (uint32_t)hpm_cache_class_bytes(cls));
 }
 
-/* The transfer store of a socket, made at its first use; NULL when metadata is short. */
-static struct hpm_cache_xfer *
-xfer_of(int socket)
-{
-	struct hpm_cache_xfer *x = __atomic_load_n(&hpm_state->xfer[socket], __ATOMIC_ACQUIRE);
-	struct hpm_cache_xfer *none = NULL;
-
-	if (likely(x != NULL))
-		return x;
-	x = hpm_meta_alloc(&hpm_state->meta, hpm_src, sizeof(*x));
-	if (x != NULL &&
-		!__atomic_compare_exchange_n(&hpm_state->xfer[socket], &none, x, false,
-			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		hpm_meta_free(&hpm_state->meta, hpm_src, x, sizeof(*x));
-		x = none;
-	}
-	return x;
-}
-
 /* n blocks a full cache gives up into its socket's transfer store: all, or false. */
 static bool
 xfer_put(int socket, unsigned int cls, const struct hpm_cache_obj *objs, unsigned int n)
 {
-	struct hpm_cache_xfer *x = xfer_of(socket);
+	struct hpm_cache_xfer *x = hpm_state->xfer[socket];
 	struct hpm_xfer_class *xc;
 	bool done = false;
 
@@ -342,7 +323,7 @@ xfer_put(int socket, unsigned int cls, const struct hpm_cache_obj *objs, unsigne
 static unsigned int
 xfer_get(int socket, unsigned int cls, struct hpm_cache_obj *objs, unsigned int n)
 {
-	struct hpm_cache_xfer *x = __atomic_load_n(&hpm_state->xfer[socket], __ATOMIC_ACQUIRE);
+	struct hpm_cache_xfer *x = hpm_state->xfer[socket];
 	struct hpm_xfer_class *xc;
 
 	if (x == NULL || __atomic_load_n(&x->cls[cls].len, __ATOMIC_RELAXED) == 0 ||
@@ -359,7 +340,7 @@ xfer_get(int socket, unsigned int cls, struct hpm_cache_obj *objs, unsigned int 
 void
 hpm_cache_xfer_drain_locked(struct hpm_arena *a)
 {
-	struct hpm_cache_xfer *x = __atomic_load_n(&hpm_state->xfer[a->socket], __ATOMIC_ACQUIRE);
+	struct hpm_cache_xfer *x = hpm_state->xfer[a->socket];
 	unsigned int cls;
 
 	for (cls = 0; x != NULL && cls < HPM_CACHE_NCLASS; cls++) {
@@ -467,6 +448,8 @@ flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
 			flush_locked(a, &c->cls[i], c->cls[i].len);
 	}
 	hpm_gran_disown(&a->gran, c->lcore);
+	/* what the caches gave each other goes back with them */
+	hpm_cache_xfer_drain_locked(a);
 }
 
 void
@@ -621,9 +604,7 @@ hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 		*bytes += b;
 		*blocks += n;
 	}
-	x = socket >= 0 && socket < RTE_MAX_NUMA_NODES
-		? __atomic_load_n(&hpm_state->xfer[socket], __ATOMIC_ACQUIRE)
-		: NULL;
+	x = socket >= 0 && socket < RTE_MAX_NUMA_NODES ? hpm_state->xfer[socket] : NULL;
 	for (cls = 0; x != NULL && cls < HPM_CACHE_NCLASS; cls++) {
 		uint32_t len = __atomic_load_n(&x->cls[cls].len, __ATOMIC_RELAXED);
 
@@ -668,9 +649,17 @@ lcore_init(unsigned int lcore_id, void *arg)
 }
 
 void
-hpm_cache_init_shared(struct hpm_state *st)
+hpm_cache_init_shared(struct hpm_state *st, const struct hpm_source_ops *src)
 {
+	unsigned int i;
+
 	hpm_lock_init(&st->cache_lock);
+	if ((st->cfg.flags & HPM_CFG_F_NO_CACHE) || st->cfg.cache_max == 0)
+		return;
+	/* the transfer stores, made now; without one (metadata short) the caches use the heap */
+	for (i = 0; i < st->nsockets; i++)
+		st->xfer[st->socket_ids[i]] =
+			hpm_meta_alloc(&st->meta, src, sizeof(struct hpm_cache_xfer));
 }
 
 /* The chunk layer's reclaim callback: the arena around the chunk set. */

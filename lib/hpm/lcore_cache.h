@@ -357,7 +357,8 @@ size_t hpm_cache_class_bytes(unsigned int cls);
 struct hpm_state;
 
 /** Set up the shared part of the caches in a new state. */
-void hpm_cache_init_shared(struct hpm_state *st);
+struct hpm_source_ops;
+void hpm_cache_init_shared(struct hpm_state *st, const struct hpm_source_ops *src);
 
 /** This process starts using the state: lcore callbacks, new bindings. */
 void hpm_cache_init_process(void);
