@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
+#include <glob.h>
 #include <inttypes.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 
 #include "test_common.h"
@@ -82,4 +84,30 @@ test_intact(const void *p, size_t size)
 		if (b[i] != (uint8_t)(v + i))
 			return false;
 	return true;
+}
+
+bool
+test_asan_cannot_map(int status)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return WIFEXITED(status) && WEXITSTATUS(status) == 2; /* rte_eal_init() failed */
+#else
+	(void)status;
+	return false;
+#endif
+}
+
+void
+test_remove_hugepage_files(const char *prefix)
+{
+	char pattern[160];
+	glob_t g;
+	size_t i;
+
+	snprintf(pattern, sizeof(pattern), "/dev/hugepages/%s*", prefix);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (i = 0; i < g.gl_pathc; i++)
+		unlink(g.gl_pathv[i]);
+	globfree(&g);
 }

@@ -46,6 +46,16 @@ int test_eal_init(const char *name, ...);
 /** Stop EAL if it was started; print the verdict; the exit status. */
 int test_end(const char *name);
 
+/**
+ * Whether a secondary's exit status says EAL could not start because,
+ * under AddressSanitizer, ASan's shadow sits where EAL maps the primary's
+ * memory (then multi-process cases skip). Always false without ASan.
+ */
+bool test_asan_cannot_map(int status);
+
+/** Remove the hugepage files of a file prefix (a primary's, kept for its secondaries). */
+void test_remove_hugepage_files(const char *prefix);
+
 /** A fast reproducible random generator (xorshift64*). */
 static inline uint64_t
 test_rand(uint64_t *state)

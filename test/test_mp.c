@@ -23,7 +23,6 @@
  */
 
 #include <errno.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -202,44 +201,17 @@ spawn(const char *self, const char *prefix, enum mode mode)
 	return pid;
 }
 
-/* Under ASan, ASan's own mappings may sit where EAL maps the primary's memory. */
-static bool
-asan_cannot_map(int status)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return WIFEXITED(status) && WEXITSTATUS(status) == 2; /* rte_eal_init() failed */
-#else
-	RTE_SET_USED(status);
-	return false;
-#endif
-}
-
 /* True once the secondary is ready; false if it exited first (its status in *status). */
 static bool
 wait_ready(struct ctl *ctl, pid_t pid, int *status)
 {
 	while (!ctl->secondary_ready)
 		if (waitpid(pid, status, WNOHANG) == pid) {
-			if (!asan_cannot_map(*status))
+			if (!test_asan_cannot_map(*status))
 				CHECK(false, "the secondary exited early: status %d", *status);
 			return false;
 		}
 	return true;
-}
-
-static void
-remove_hugepage_files(const char *prefix)
-{
-	char pattern[160];
-	glob_t g;
-	size_t i;
-
-	snprintf(pattern, sizeof(pattern), "/dev/hugepages/%s*", prefix);
-	if (glob(pattern, 0, NULL, &g) != 0)
-		return;
-	for (i = 0; i < g.gl_pathc; i++)
-		unlink(g.gl_pathv[i]);
-	globfree(&g);
 }
 
 /* A dead secondary left blocks and a cache: the primary takes them back. */
@@ -257,7 +229,7 @@ failure_case(const char *self, const char *prefix, struct ctl *ctl, enum mode mo
 	memset(ctl, 0, sizeof(*ctl));
 	pid = spawn(self, prefix, mode);
 	if (!wait_ready(ctl, pid, &status)) {
-		if (asan_cannot_map(status))
+		if (test_asan_cannot_map(status))
 			printf("%s: skipped: under ASan the secondary cannot map the primary's "
 			       "memory\n",
 				mode_names[mode]);
@@ -399,7 +371,7 @@ main(int argc, char **argv)
 	CHECK(hpm_malloc_get_socket_stats(0, &base) == 0, "stats");
 
 	pid = spawn(argv[0], prefix, MODE_CHURN);
-	if (!wait_ready(ctl, pid, &status) && asan_cannot_map(status)) {
+	if (!wait_ready(ctl, pid, &status) && test_asan_cannot_map(status)) {
 		printf("SKIP: under ASan the secondary cannot map the primary's memory\n");
 		hpm_fini();
 		rte_ring_free(to_secondary);
@@ -407,7 +379,7 @@ main(int argc, char **argv)
 		rte_memzone_free(mz);
 		status = test_end("mp");
 		rte_eal_cleanup();
-		remove_hugepage_files(prefix);
+		test_remove_hugepage_files(prefix);
 		return status == 0 ? TEST_SKIP : status;
 	}
 	/* a loop the primary leaves by time */
@@ -457,6 +429,6 @@ main(int argc, char **argv)
 	rte_memzone_free(mz);
 	status = test_end("mp");
 	rte_eal_cleanup();
-	remove_hugepage_files(prefix);
+	test_remove_hugepage_files(prefix);
 	return status;
 }

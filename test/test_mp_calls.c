@@ -32,7 +32,6 @@
  */
 
 #include <errno.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -136,18 +135,6 @@ spawn(const char *name, const char *arg)
 	return pid;
 }
 
-/* Under ASan, ASan's own mappings may sit where EAL maps the primary's memory. */
-static bool
-asan_cannot_map(int status)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return WIFEXITED(status) && WEXITSTATUS(status) == 2; /* rte_eal_init() failed */
-#else
-	RTE_SET_USED(status);
-	return false;
-#endif
-}
-
 static bool asan_skipped;
 
 /* Run a secondary to its end; false (and a failure) unless it passed. */
@@ -162,7 +149,7 @@ run_secondary(const char *name, const char *arg)
 	ctl->done = 0;
 	pid = spawn(name, arg);
 	waitpid(pid, &status, 0);
-	if (asan_cannot_map(status)) {
+	if (test_asan_cannot_map(status)) {
 		asan_skipped = true;
 		return false;
 	}
@@ -183,28 +170,13 @@ start_secondary(const char *name, const char *arg, pid_t *pid)
 	*pid = spawn(name, arg);
 	while (!ctl->ready)
 		if (waitpid(*pid, &status, WNOHANG) == *pid) {
-			if (asan_cannot_map(status))
+			if (test_asan_cannot_map(status))
 				asan_skipped = true;
 			else
 				CHECK(false, "secondary %s exited early: status %d", name, status);
 			return false;
 		}
 	return true;
-}
-
-static void
-remove_hugepage_files(void)
-{
-	char pattern[160];
-	glob_t g;
-	size_t i;
-
-	snprintf(pattern, sizeof(pattern), "/dev/hugepages/%s*", prefix);
-	if (glob(pattern, 0, NULL, &g) != 0)
-		return;
-	for (i = 0; i < g.gl_pathc; i++)
-		unlink(g.gl_pathv[i]);
-	globfree(&g);
 }
 
 static int
@@ -970,6 +942,6 @@ main(int argc, char **argv)
 		printf("SKIP: under ASan a secondary cannot map the primary's memory\n");
 	status = test_end(which);
 	rte_eal_cleanup();
-	remove_hugepage_files();
+	test_remove_hugepage_files(prefix);
 	return asan_skipped && status == 0 ? TEST_SKIP : status;
 }
