@@ -213,6 +213,15 @@ span_new(struct hpm_heap *h)
 
 	if (u == NULL)
 		return -ENOMEM;
+	/*
+	 * No block fitted, so no span was empty; but to grow, the chunk set may
+	 * have taken the caches' blocks back first, and that may have emptied
+	 * one: use it, and keep the heap to one empty span.
+	 */
+	if (h->nempty > 0) {
+		hpm_chunk_give(h->cs, u, 1);
+		return 0;
+	}
 	s = hpm_meta_alloc(h->cs->meta, hpm_src, sizeof(*s));
 	if (s == NULL) {
 		hpm_chunk_give(h->cs, u, 1);

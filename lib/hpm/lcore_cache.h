@@ -102,8 +102,8 @@ static_assert(HPM_CACHE_SLOTS <= HPM_GRAN_OWNERS, "every cache slot may own gran
  * not fit goes to the heap. Its blocks count as cached (free) blocks, and
  * go back to the heap before the heap grows and at every trim.
  */
-#define HPM_XFER_CAP 256
-#define HPM_XFER_BYTES (UINT32_C(2) << 20)
+#define HPM_XFER_CAP 64
+#define HPM_XFER_BYTES (UINT32_C(512) << 10)
 
 /** A cache's owner while a survivor gives a dead owner's blocks back. */
 #define HPM_CACHE_REAPING (-1)
