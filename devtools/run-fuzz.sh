@@ -57,7 +57,7 @@ read -r -a extra_cflags <<<"${HPM_FUZZ_CFLAGS:-}"
 sanitizers=address,undefined
 cflags=("${extra_cflags[@]}" -g -O1 -std=gnu11 -fno-omit-frame-pointer -fsanitize="$sanitizers"
 	-fno-sanitize-recover=all -D_FILE_OFFSET_BITS=64 -DHPM_DEBUG=1 -Wall -Wextra
-	-Wno-missing-field-initializers -Iinclude -Ilib/hpm "${dpdk_cflags[@]}")
+	-Wno-missing-field-initializers -Iinclude -Ilib/hpm -Ilib/compat "${dpdk_cflags[@]}")
 
 # objects: rebuilt when their source or a header is newer, all of them when the options change
 mkdir -p "$dir/obj" "$dir/corpus" "$dir/artifacts"
