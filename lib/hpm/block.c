@@ -33,7 +33,7 @@ hpm_block_unit_attach(const void *p)
 {
 	if (hpm_state_find() != 0)
 		return NULL;
-	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
+	return hpm_owner_learn(&hpm_state->pagemap, p);
 }
 
 size_t
@@ -88,7 +88,7 @@ hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p)
 
 	if (state != NULL && *state == HPM_BLK_CACHED)
 		return -EALREADY;
-	if (state != NULL && *state != HPM_BLK_USER)
+	if (state != NULL && hpm_blk_kind(*state) != HPM_BLK_USER)
 		return -EINVAL;
 #ifdef HPM_CHECKER
 	/* a memory checker's view only: no lookup of the size otherwise */

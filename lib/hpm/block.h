@@ -15,35 +15,24 @@
 #include "pagemap.h"
 #include "poison.h"
 #include "init.h"
+#include "owner.h"
 #include "unit.h"
-
-/**
- * The unit of a pointer hpmalloc may own, or NULL, as far as this process's
- * heap goes: NULL before it has one. For the free hit path, whose NULL
- * branch leads to hpm_block_unit().
- */
-static inline struct hpm_unit *
-hpm_block_unit_here(const void *p)
-{
-	if (unlikely(hpm_state == NULL))
-		return NULL;
-	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
-}
 
 /** hpm_block_unit() before this process has a heap: attach, then look. */
 struct hpm_unit *hpm_block_unit_attach(const void *p);
 
 /**
- * The unit of a pointer hpmalloc may own, or NULL. A process whose first
- * call frees or looks at another process's block attaches to the heap here,
- * on the branch every call takes anyway: nothing on the hit path.
+ * The unit of a pointer hpmalloc may own, or NULL, from the page map (the
+ * owner table learns it: owner.h). A process whose first call frees or
+ * looks at another process's block attaches to the heap here; the hit path
+ * looks in the owner table, and comes here when it misses.
  */
 static inline struct hpm_unit *
 hpm_block_unit(const void *p)
 {
 	if (unlikely(hpm_state == NULL))
 		return hpm_block_unit_attach(p);
-	return hpm_pagemap_lookup(&hpm_state->pagemap, p);
+	return hpm_owner_learn(&hpm_state->pagemap, p);
 }
 
 /** Bytes a live block holds (header and rounding included), 0 if p is not one. Lock held. */

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "chunk.h"
 #include "log.h"
+#include "owner.h"
 #include "poison.h"
 
 /* This process's reclaim callback (hpm_chunk_set_reclaim()). */
@@ -104,6 +105,7 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig)
 		struct hpm_unit *u = &c->units[i];
 
 		u->role = HPM_UNIT_FREE;
+		hpm_unit_no_blocks(u);
 		u->dirty = !r.zeroed;
 		u->socket = cs->socket;
 		u->index = i;
@@ -114,6 +116,7 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig)
 	}
 	if (hpm_pagemap_map(cs->pagemap, cs->meta, hpm_src, r.va, n, c->units))
 		goto fail_meta;
+	hpm_owner_set(r.va, n, c->units);
 	chunk_link(cs, c);
 	cs->total_bytes += r.len;
 	cs->empty_bytes += r.len;
@@ -135,6 +138,7 @@ chunk_release(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 
 	chunk_unlink(cs, c);
 	hpm_pagemap_unmap(cs->pagemap, r.va, c->nunits);
+	hpm_owner_set(r.va, c->nunits, NULL);
 	cs->total_bytes -= r.len;
 	if (c->nfree == c->nunits)
 		cs->empty_bytes -= r.len;

@@ -94,8 +94,10 @@ page_new(struct hpm_gran_set *gs, unsigned int cls)
 	g->bin = HPM_GRAN_NO_BIN;
 	if (u->dirty)
 		hpm_bitrun_set(g->dirty, 0, g->ngran);
-	u->role = gran_classes[cls].role;
 	u->gran = g;
+	u->state = g->state;
+	u->shift = (uint8_t)g->shift;
+	u->role = gran_classes[cls].role;
 	relist(&gs->cls[cls], g);
 	gs->cls[cls].npages++;
 	gs->cls[cls].nempty++;
@@ -115,6 +117,7 @@ page_release(struct hpm_gran_set *gs, struct hpm_gran *g)
 	gc->nempty--;
 	u->dirty = hpm_bitrun_next_set(g->dirty, 0, g->ngran) != g->ngran;
 	u->gran = NULL;
+	hpm_unit_no_blocks(u);
 	hpm_meta_free(gs->cs->meta, hpm_src, g, sizeof(*g));
 	hpm_chunk_give(gs->cs, u, 1);
 }
@@ -327,7 +330,7 @@ run_start(const struct hpm_unit *u, const void *p, unsigned int want)
 	unsigned int pos = off >> g->shift;
 
 	if ((off & ((UINT64_C(1) << g->shift) - 1)) != 0 || pos >= g->ngran ||
-		!hpm_bitrun_test(g->start, pos) || !((1u << g->state[pos]) & want) ||
+		!hpm_bitrun_test(g->start, pos) || !((1u << hpm_blk_kind(g->state[pos])) & want) ||
 		g->state[pos] == HPM_BLK_NONE)
 		return -1;
 	return pos;

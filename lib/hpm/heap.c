@@ -227,8 +227,10 @@ span_new(struct hpm_heap *h)
 		hpm_chunk_give(h->cs, u, 1);
 		return -ENOMEM;
 	}
-	u->role = HPM_UNIT_SPAN;
 	u->span = s;
+	u->state = s->state;
+	u->shift = 6;
+	u->role = HPM_UNIT_SPAN;
 	b = (struct hpm_blk *)(u->va + SPAN_FIRST);
 	blk_open(b);
 	blk_open((struct hpm_blk *)(u->va + HPM_UNIT_SIZE - BLK_HDR));
@@ -252,6 +254,7 @@ span_release(struct hpm_heap *h, struct hpm_unit *u, struct hpm_blk *b)
 	u->dirty = 1;
 	hpm_meta_free(h->cs->meta, hpm_src, u->span, sizeof(struct hpm_span));
 	u->span = NULL;
+	hpm_unit_no_blocks(u);
 	hpm_chunk_give(h->cs, u, 1);
 }
 
@@ -412,7 +415,7 @@ live_block(const struct hpm_unit *u, const void *p, unsigned int want)
 {
 	const uint8_t *state = hpm_heap_state(u, p);
 
-	if (state == NULL || !((1u << *state) & want) || *state == HPM_BLK_NONE)
+	if (state == NULL || !((1u << hpm_blk_kind(*state)) & want) || *state == HPM_BLK_NONE)
 		return NULL;
 	return blk_of(p);
 }

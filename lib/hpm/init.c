@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "log.h"
+#include "owner.h"
 #include "poison.h"
 #include "init.h"
 
@@ -212,6 +213,7 @@ state_detach(void)
 	debug_off();
 	hpm_cache_fini_process(false);
 	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
+	hpm_owner_clear();
 }
 
 static int
@@ -224,6 +226,8 @@ state_open(const struct hpm_config *cfg)
 		HPM_LOG(ERR, "source %d cannot be used here", cfg->source);
 		return -ENODEV;
 	}
+	/* without it every free takes the page map's path: slower, not wrong */
+	(void)hpm_owner_init();
 	if (src->kind != HPM_SOURCE_EAL)
 		return state_create(cfg, src);
 	/* EAL's topology is EAL's */
@@ -255,6 +259,7 @@ state_destroy(void)
 		hpm_unlock(&a->lock);
 	}
 	__atomic_store_n(&hpm_state, NULL, __ATOMIC_RELEASE);
+	hpm_owner_clear();
 	hpm_meta_release_all(&st->meta, hpm_src);
 }
 

@@ -399,7 +399,7 @@ hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
 		return NULL;
 	o = &cc->objs[cc->len - 1];
 	hpm_cache_set_len(cc, cc->len - 1);
-	hpm_blk_state_set(o->state, HPM_BLK_USER);
+	hpm_blk_state_set(o->state, hpm_cache_user_state(cls));
 	return o->p;
 }
 

@@ -243,70 +243,259 @@ hpm_cache_class_usable(unsigned int cls)
 					   : hpm_cache_block_bytes(cls);
 }
 
-/** Class of a request (align a power of two), or -1 when no class serves it. */
+/*
+ * Per heap block size / 64 (the request, its 16-byte header and the rounding
+ * to 64 bytes), up to 4160 bytes: the smallest heap class that holds it
+ * (classes 0-16: 64-1088 bytes; 17-22: 1344, 1600, 2112, 2624, 3136, 4160).
+ */
+static const uint8_t hpm_cache_fit_class[4160 / 64 + 1] = {
+	0,
+	0,
+	1,
+	2,
+	3,
+	4,
+	5,
+	6,
+	7,
+	8,
+	9,
+	10,
+	11,
+	12,
+	13,
+	14,
+	15,
+	16,
+	17,
+	17,
+	17,
+	17,
+	18,
+	18,
+	18,
+	18,
+	19,
+	19,
+	19,
+	19,
+	19,
+	19,
+	19,
+	19,
+	20,
+	20,
+	20,
+	20,
+	20,
+	20,
+	20,
+	20,
+	21,
+	21,
+	21,
+	21,
+	21,
+	21,
+	21,
+	21,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+	22,
+};
+
+/* The heap class of a request of size bytes (1 to HPM_CACHE_HEAP_MAX), default alignment. */
+static __rte_always_inline int
+hpm_cache_class_fit(size_t size)
+{
+	return hpm_cache_fit_class[(size + 16 + 63) >> 6];
+}
+
+/**
+ * Class of a request (align a power of two), or -1 when no class serves it:
+ * the route table's answer (route.h) for the sizes and alignments a class
+ * holds, found in a few compares (test_cache checks the two agree).
+ */
 static __rte_always_inline int
 hpm_cache_class(size_t size, size_t align)
 {
-	if (likely(align <= 64 && size - 1 < HPM_CACHE_SMALL_MAX))
-		return (int)((size + 15) / HPM_CACHE_BLOCK_STEP);
-	/* 4096, a multiple of 4 KiB, is a granule: the route table says so */
-	if (align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096)
-		return hpm_cache_wide_class(RTE_ALIGN_CEIL(size + 16, HPM_CACHE_BLOCK_STEP));
-	/* one 4 KiB granule, placed on any granule: the route table says when */
-	if (size - 1 < 4096 && align <= 4096 && hpm_route(size, align) == HPM_ROUTE_G4K)
-		return HPM_CACHE_C4K;
-	if (size == 65536 && align <= 65536 && hpm_route(size, align) == HPM_ROUTE_G64K)
-		return HPM_CACHE_C64K;
-	return -1;
+	if (likely(align <= 64)) {
+		/* 4096, a multiple of 4 KiB, is a granule */
+		if (likely(size - 1 < HPM_CACHE_HEAP_MAX && size != 4096))
+			return hpm_cache_class_fit(size);
+		if (size == 4096)
+			return HPM_CACHE_C4K;
+		return size == 65536 ? HPM_CACHE_C64K : -1;
+	}
+	/* one granule placed on any granule of its size */
+	if (size - 1 < 4096 && align <= 4096)
+		return align == 4096 || size == 4096 ? HPM_CACHE_C4K : -1;
+	return size == 65536 && align <= 65536 ? HPM_CACHE_C64K : -1;
 }
+
+/* A class found in the block's header (heap spans), in hpm_cache_role_class[]. */
+#define HPM_CACHE_FROM_HEADER 127
+
+/* Per unit role (unit.h's order): the class of its cacheable blocks, or -1 for none. */
+static const int8_t hpm_cache_role_class[] = {
+	-1,                    /* FREE */
+	HPM_CACHE_FROM_HEADER, /* SPAN */
+	-1,                    /* G4K */
+	-1,                    /* G64K */
+	HPM_CACHE_C4K,         /* G4K1 */
+	HPM_CACHE_C64K,        /* G64K1 */
+	-1,                    /* LARGE */
+};
+static_assert(HPM_UNIT_SPAN == 1 && HPM_UNIT_G4K1 == 4 && HPM_UNIT_G64K1 == 5 &&
+		RTE_DIM(hpm_cache_role_class) == HPM_UNIT_LARGE + 1,
+	"hpm_cache_role_class[] follows enum hpm_unit_role");
+
+/*
+ * Per heap block size / 64 (up to 4160 bytes): its class + 1, or 0 when no
+ * class has blocks of exactly that size (a block cut otherwise has no class).
+ */
+static const uint8_t hpm_cache_size_class[4160 / 64 + 1] = {
+	0,
+	1,
+	2,
+	3,
+	4,
+	5,
+	6,
+	7,
+	8,
+	9,
+	10,
+	11,
+	12,
+	13,
+	14,
+	15,
+	16,
+	17,
+	0,
+	0,
+	0,
+	18,
+	0,
+	0,
+	0,
+	19,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	20,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	21,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	22,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	0,
+	23,
+};
+static_assert(HPM_CACHE_SMALL_NCLASS == 17 && RTE_DIM(hpm_cache_wide_bytes) == 6,
+	"hpm_cache_size_class[] lists every heap class");
 
 /*
  * Class of a block the application holds, and its state byte; -1 when it has
- * no class or p is not such a block (then the locked path decides). Reads
- * only bytes that no other thread writes while p is the caller's.
+ * no class or p is not such a block (then the locked path decides), or when
+ * u does not cover p (a stale owner-table entry). Reads only bytes that no
+ * other thread writes while p is the caller's: the unit's first line, the
+ * block's state byte and, in a heap span, the block's header.
  */
 static __rte_always_inline int
 hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 {
 	size_t off = (const uint8_t *)p - u->va;
+	int cls = hpm_cache_role_class[u->role];
 	size_t size;
 
-	switch (u->role) {
-	case HPM_UNIT_SPAN:
-		if ((off & 63) != 0)
-			return -1;
-		*state = &u->span->state[off >> 6];
-		if (hpm_blk_state_get(*state) != HPM_BLK_USER)
-			return -1;
-			/* the header's flags may change under the lock, its size not */
+	if (off >= HPM_UNIT_SIZE || cls < 0 || (off & (((size_t)1 << u->shift) - 1)) != 0)
+		return -1;
+	*state = &u->state[off >> u->shift];
+	if (hpm_blk_kind(hpm_blk_state_get(*state)) != HPM_BLK_USER)
+		return -1;
+	if (cls != HPM_CACHE_FROM_HEADER)
+		return cls;
+		/* the header's flags may change under the lock, its size not */
 #ifdef HPM_ASAN
-		size = hpm_heap_header_size(p); /* poisoned: read where ASan does not look */
+	size = hpm_heap_header_size(p); /* poisoned: read where ASan does not look */
 #else
-		size = __atomic_load_n((const size_t *)((const uint8_t *)p - 8), __ATOMIC_RELAXED) &
-			~(size_t)63;
+	size = __atomic_load_n((const size_t *)((const uint8_t *)p - 8), __ATOMIC_RELAXED) &
+		~(size_t)63;
 #endif
-		if (size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP)
-			return (int)(size / HPM_CACHE_BLOCK_STEP) - 1;
-		/* a block of exactly a wider class's size (a block cut otherwise has no class) */
-		if (size <= HPM_CACHE_HEAP_MAX + 16) {
-			int cls = hpm_cache_wide_class(size);
+	return size < sizeof(hpm_cache_size_class) * 64 ? (int)hpm_cache_size_class[size >> 6] - 1
+							: -1;
+}
 
-			return hpm_cache_block_bytes(cls) == size ? cls : -1;
-		}
+/** State byte of a block a cache hands out: HPM_BLK_USER and its class (unit.h). */
+static __rte_always_inline uint8_t
+hpm_cache_user_state(unsigned int cls)
+{
+	return (uint8_t)(HPM_BLK_USER | ((cls + 1) << 2));
+}
+static_assert(((HPM_CACHE_NCLASS + 1) << 2) <= UINT8_MAX, "a class fits in a state byte");
+
+/*
+ * The free hit path's hpm_cache_class_of(): the class a cache wrote in the
+ * block's state byte when it handed the block out, so one byte says both
+ * that the caller holds the block and where it goes; -1 for a block handed
+ * out by the locked path (hpm_cache_class_of() then decides), or not held,
+ * or not covered by u.
+ */
+static __rte_always_inline int
+hpm_cache_class_fast(const struct hpm_unit *u, const void *p, uint8_t **state)
+{
+	size_t off = (const uint8_t *)p - u->va;
+	unsigned int s;
+
+	if (off >= HPM_UNIT_SIZE || (off & (((size_t)1 << u->shift) - 1)) != 0)
 		return -1;
-	case HPM_UNIT_G4K1:
-		if ((off & 4095) != 0)
-			return -1;
-		*state = &u->gran->state[off >> 12];
-		return hpm_blk_state_get(*state) == HPM_BLK_USER ? HPM_CACHE_C4K : -1;
-	case HPM_UNIT_G64K1:
-		if ((off & 65535) != 0)
-			return -1;
-		*state = &u->gran->state[off >> 16];
-		return hpm_blk_state_get(*state) == HPM_BLK_USER ? HPM_CACHE_C64K : -1;
-	default:
-		return -1;
-	}
+	*state = &u->state[off >> u->shift];
+	s = hpm_blk_state_get(*state);
+	return hpm_blk_kind((uint8_t)s) == HPM_BLK_USER ? (int)(s >> 2) - 1 : -1;
 }
 
 /**

@@ -271,7 +271,7 @@ alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsign
 		return alloc_miss(type, size, align, socket, flags);
 	o = &cc->objs[--len];
 	hpm_cache_set_len(cc, len);
-	hpm_blk_state_set(o->state, HPM_BLK_USER);
+	hpm_blk_state_set(o->state, hpm_cache_user_state(cls));
 	hpm_cache_count(&cc->hits, 1);
 	hpm_block_open(o->p, hpm_cache_class_usable(cls));
 	if (flags & ALLOC_F_ZERO)
@@ -329,9 +329,11 @@ hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
 	return alloc_slow(size, align, socket, ALLOC_F_CONTIG);
 }
 
+/* The locked path: whatever is wrong with ptr, the arena's walk finds it. */
 static __rte_noinline void
-free_slow(void *ptr, struct hpm_unit *u)
+free_slow(void *ptr)
 {
+	struct hpm_unit *u = hpm_block_unit(ptr);
 	struct hpm_arena *a;
 	int rc;
 
@@ -350,17 +352,18 @@ free_slow(void *ptr, struct hpm_unit *u)
 					: "not a live block (interior pointer or double free)");
 }
 
-/* Everything the free fast path does not do: binding, full stacks, other kinds. */
+/*
+ * Everything the free fast path does not do: binding, full stacks, other
+ * sockets, a unit the owner table does not know (yet, or any more).
+ */
 static __rte_noinline void
-free_miss(void *ptr, struct hpm_unit *u)
+free_miss(void *ptr)
 {
+	struct hpm_unit *u = hpm_block_unit(ptr);
 	struct hpm_lcore_cache *c;
 	uint8_t *state;
 	int cls;
 
-	/* this process's first call: another process's heap, if there is one */
-	if (u == NULL && hpm_state == NULL)
-		u = hpm_block_unit(ptr);
 	if (unlikely(hpm_debug_on)) {
 		if (!hpm_debug->free(ptr))
 			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
@@ -375,14 +378,18 @@ free_miss(void *ptr, struct hpm_unit *u)
 		hpm_cache_flush_push(c, cls, ptr, state);
 		return;
 	}
-	free_slow(ptr, u);
+	free_slow(ptr);
 }
 
+/*
+ * The fast path: the owner table's unit (one load), the block's state byte,
+ * a push on the lcore's stack; no lock, no call.
+ */
 static __rte_always_inline void
 free_fast(void *ptr)
 {
 	struct hpm_cache_tls *t = &hpm_cache_tls;
-	struct hpm_unit *u = hpm_block_unit_here(ptr);
+	struct hpm_unit *u = hpm_owner_lookup(ptr);
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
 	uint8_t *state;
@@ -392,15 +399,15 @@ free_fast(void *ptr)
 	HPM_POISON_SYNC();
 	/* never into a foreign socket's cache */
 	if (unlikely(u == NULL || t->gen != hpm_cache_gen || u->socket != c->socket))
-		return free_miss(ptr, u);
-	/* a block the caller holds, or the locked path says what is wrong */
-	cls = hpm_cache_class_of(u, ptr, &state);
+		return free_miss(ptr);
+	/* a block a cache handed out; the others, and what is wrong, in free_miss() */
+	cls = hpm_cache_class_fast(u, ptr, &state);
 	if (unlikely(cls < 0))
-		return free_slow(ptr, u);
+		return free_miss(ptr);
 	cc = &c->cls[cls];
 	len = cc->len;
 	if (unlikely(len >= cc->limit || hpm_cache_drain_asked(cc)))
-		return free_miss(ptr, u);
+		return free_miss(ptr);
 	hpm_blk_state_set(state, HPM_BLK_CACHED);
 	hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 	cc->objs[len].p = ptr;
@@ -411,7 +418,7 @@ free_fast(void *ptr)
 void
 hpm_raw_free(void *p)
 {
-	free_slow(p, hpm_block_unit(p));
+	free_slow(p);
 }
 
 void
@@ -513,6 +520,11 @@ hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
 		/* closed while it changes: headers may move inside it */
 		hpm_block_close(u, ptr, old_usable);
 		if (resize_in_place(a, u, ptr, size, eff_align, &bi) == 0) {
+			uint8_t *st = hpm_unit_state(u, ptr);
+
+			/* its size changed: the class a cache wrote is not its class now */
+			if (st != NULL && hpm_blk_kind(*st) == HPM_BLK_USER)
+				*st = HPM_BLK_USER;
 			a->alloc_bytes += bi.bytes - old_bytes;
 			hpm_arena_unlock(a);
 			hpm_block_open(ptr, hpm_malloc_usable_size(ptr));
@@ -617,7 +629,7 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 			hpm_cache_set_len(cc, cc->len - n);
 			for (i = 0; i < n; i++) {
 				objs[i] = top[i].p;
-				hpm_blk_state_set(top[i].state, HPM_BLK_USER);
+				hpm_blk_state_set(top[i].state, hpm_cache_user_state(cls));
 				hpm_block_open(objs[i], hpm_cache_class_usable(cls));
 			}
 			hpm_cache_count(&cc->hits, n);
@@ -636,12 +648,14 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 static unsigned int
 free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 {
-	struct hpm_unit *u = hpm_block_unit(objs[0]);
+	struct hpm_unit *u = hpm_owner_lookup(objs[0]);
 	struct hpm_cache_stack *cc;
 	uint8_t *state;
 	unsigned int i, room;
 	int cls;
 
+	if (u == NULL || !hpm_owner_covers(u, objs[0]))
+		u = hpm_block_unit(objs[0]);
 	if (u == NULL || u->socket != c->socket ||
 		(cls = hpm_cache_class_of(u, objs[0], &state)) < 0)
 		return 0;
@@ -651,15 +665,16 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	room = RTE_MIN(n, cc->limit - cc->len);
 	if (u->role != HPM_UNIT_SPAN) {
 		/* single granules: the page's state bytes, one shift away */
-		uint8_t *states = u->gran->state;
-		unsigned int shift = u->gran->shift;
+		uint8_t *states = u->state;
+		unsigned int shift = u->shift;
 		struct hpm_cache_obj *top = &cc->objs[cc->len];
 
 		for (i = 0; i < room; i++) {
 			size_t off = (uint8_t *)objs[i] - u->va;
 
 			if (off >= HPM_UNIT_SIZE || (off & ((1u << shift) - 1)) != 0 ||
-				hpm_blk_state_get(&states[off >> shift]) != HPM_BLK_USER)
+				hpm_blk_kind(hpm_blk_state_get(&states[off >> shift])) !=
+					HPM_BLK_USER)
 				break;
 			state = &states[off >> shift];
 			hpm_blk_state_set(state, HPM_BLK_CACHED);

@@ -44,20 +44,45 @@ enum hpm_blk_state {
 	HPM_BLK_CACHED = 2, /**< held by a per-lcore cache */
 };
 
+/*
+ * A block a cache handed out is HPM_BLK_USER with its cache class + 1 in the
+ * bits above (lcore_cache.h), so that its free finds both in one byte; the
+ * layers below see the kind alone.
+ */
+#define HPM_BLK_KIND_MASK 3u
+
+static inline unsigned int
+hpm_blk_kind(uint8_t state)
+{
+	return state & HPM_BLK_KIND_MASK;
+}
+
 struct hpm_chunk;
 struct hpm_gran;
 struct hpm_span;
 
+/*
+ * The fields a free reads without the lock come first, on one line with the
+ * descriptor's start: role, socket, shift, va and state.
+ */
 struct hpm_unit {
 	uint8_t role;
 	/** The memory may be non-zero: zmalloc must clear it. */
 	uint8_t dirty;
 	uint16_t socket;
+	/** log2 of the distance between possible block starts (a state byte each). */
+	uint8_t shift;
 	/** Index of the unit in its chunk. */
 	uint32_t index;
-	struct hpm_chunk *chunk;
 	/** Address of the unit's first byte. */
 	uint8_t *va;
+	/**
+	 * State bytes (enum hpm_blk_state) of the blocks that may start in the
+	 * unit, one per 1 << shift bytes; &no_state for a unit whose blocks have
+	 * none (shift HPM_UNIT_SHIFT: its first byte alone is a block start).
+	 */
+	uint8_t *state;
+	struct hpm_chunk *chunk;
 	/** IOVA of the unit's first byte, RTE_BAD_IOVA when unknown. */
 	rte_iova_t iova;
 	union {
@@ -67,7 +92,26 @@ struct hpm_unit {
 	};
 	/** LARGE, first unit: length of the block in units. */
 	uint32_t nunits;
+	/** The state of every address of a unit without state bytes: HPM_BLK_NONE. */
+	uint8_t no_state;
 };
+
+/** A unit without blocks that have state bytes (free, large): its state reads NONE. */
+static inline void
+hpm_unit_no_blocks(struct hpm_unit *u)
+{
+	u->state = &u->no_state;
+	u->shift = HPM_UNIT_SHIFT;
+}
+
+/** State byte of a possible block start at p in u (u covers p, u->state set). */
+static inline uint8_t *
+hpm_unit_state(const struct hpm_unit *u, const void *p)
+{
+	size_t off = (const uint8_t *)p - u->va;
+
+	return (off & (((size_t)1 << u->shift) - 1)) == 0 ? &u->state[off >> u->shift] : NULL;
+}
 
 /** What an allocation took: for the statistics and for zmalloc. */
 struct hpm_blockinfo {
