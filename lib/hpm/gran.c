@@ -97,6 +97,7 @@ page_new(struct hpm_gran_set *gs, unsigned int cls)
 	u->gran = g;
 	u->state = g->state;
 	u->shift = (uint8_t)g->shift;
+	u->start_mask = (UINT32_C(1) << g->shift) - 1;
 	u->role = gran_classes[cls].role;
 	relist(&gs->cls[cls], g);
 	gs->cls[cls].npages++;

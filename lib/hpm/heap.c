@@ -230,6 +230,7 @@ span_new(struct hpm_heap *h)
 	u->span = s;
 	u->state = s->state;
 	u->shift = 6;
+	u->start_mask = 63;
 	u->role = HPM_UNIT_SPAN;
 	b = (struct hpm_blk *)(u->va + SPAN_FIRST);
 	blk_open(b);

@@ -642,61 +642,51 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 }
 
 /*
- * Push a run of blocks that share p's unit and class onto the cache, checking
- * each one's state; the number pushed (0 when p itself cannot go).
+ * Push a run of blocks that share objs[0]'s unit and class onto the cache,
+ * checking each one's state byte (a cache handed each out: the byte holds
+ * its class); the number pushed, 0 when objs[0] itself cannot go that way.
  */
 static unsigned int
 free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 {
 	struct hpm_unit *u = hpm_owner_lookup(objs[0]);
+	struct hpm_cache_obj *top;
 	struct hpm_cache_stack *cc;
-	uint8_t *state;
-	unsigned int i, room;
+	uint8_t *state, *states, *va, held;
+	unsigned int i, room, shift;
+	size_t mask;
 	int cls;
 
-	if (u == NULL || !hpm_owner_covers(u, objs[0]))
-		u = hpm_block_unit(objs[0]);
 	if (u == NULL || u->socket != c->socket ||
-		(cls = hpm_cache_class_of(u, objs[0], &state)) < 0)
+		(cls = hpm_cache_class_fast(u, objs[0], &state)) < 0)
 		return 0;
 	cc = &c->cls[cls];
 	if (hpm_cache_drain_asked(cc) || cc->len >= cc->limit)
 		return 0;
 	room = RTE_MIN(n, cc->limit - cc->len);
-	if (u->role != HPM_UNIT_SPAN) {
-		/* single granules: the page's state bytes, one shift away */
-		uint8_t *states = u->state;
-		unsigned int shift = u->shift;
-		struct hpm_cache_obj *top = &cc->objs[cc->len];
+	held = hpm_cache_user_state((unsigned int)cls);
+	top = &cc->objs[cc->len];
+	/* in locals: the state bytes written below could alias the unit for the compiler */
+	va = u->va;
+	states = u->state;
+	mask = u->start_mask;
+	shift = u->shift;
+	for (i = 0; i < room; i++) {
+		size_t off = (uint8_t *)objs[i] - va;
 
-		for (i = 0; i < room; i++) {
-			size_t off = (uint8_t *)objs[i] - u->va;
-
-			if (off >= HPM_UNIT_SIZE || (off & ((1u << shift) - 1)) != 0 ||
-				hpm_blk_kind(hpm_blk_state_get(&states[off >> shift])) !=
-					HPM_BLK_USER)
-				break;
-			state = &states[off >> shift];
-			hpm_blk_state_set(state, HPM_BLK_CACHED);
-			hpm_block_close(u, objs[i], (size_t)1 << shift);
-			top[i].p = objs[i];
-			top[i].state = state;
-		}
-		hpm_cache_set_len(cc, cc->len + i);
-		return i;
-	}
-	for (i = 0;;) {
-		hpm_blk_state_set(state, HPM_BLK_CACHED);
-		hpm_block_close(u, objs[i], hpm_cache_class_usable(cls));
-		cc->objs[cc->len].p = objs[i];
-		cc->objs[cc->len].state = state;
-		hpm_cache_set_len(cc, cc->len + 1);
 		/* the next one goes on only from the same unit, of the same class */
-		if (++i == room || objs[i] == NULL ||
-			(uintptr_t)((uint8_t *)objs[i] - u->va) >= HPM_UNIT_SIZE ||
-			hpm_cache_class_of(u, objs[i], &state) != cls)
-			return i;
+		if (off >= HPM_UNIT_SIZE || (off & mask) != 0)
+			break;
+		state = &states[off >> shift];
+		if (hpm_blk_state_get(state) != held)
+			break;
+		hpm_blk_state_set(state, HPM_BLK_CACHED);
+		hpm_block_close(u, objs[i], hpm_cache_class_usable((unsigned int)cls));
+		top[i].p = objs[i];
+		top[i].state = state;
 	}
+	hpm_cache_set_len(cc, cc->len + i);
+	return i;
 }
 
 void

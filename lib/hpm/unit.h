@@ -72,6 +72,8 @@ struct hpm_unit {
 	uint16_t socket;
 	/** log2 of the distance between possible block starts (a state byte each). */
 	uint8_t shift;
+	/** (1 << shift) - 1: the offset bits a block start has clear. */
+	uint32_t start_mask;
 	/** Index of the unit in its chunk. */
 	uint32_t index;
 	/** Address of the unit's first byte. */
@@ -102,6 +104,7 @@ hpm_unit_no_blocks(struct hpm_unit *u)
 {
 	u->state = &u->no_state;
 	u->shift = HPM_UNIT_SHIFT;
+	u->start_mask = HPM_UNIT_SIZE - 1;
 }
 
 /** State byte of a possible block start at p in u (u covers p, u->state set). */
@@ -110,7 +113,7 @@ hpm_unit_state(const struct hpm_unit *u, const void *p)
 {
 	size_t off = (const uint8_t *)p - u->va;
 
-	return (off & (((size_t)1 << u->shift) - 1)) == 0 ? &u->state[off >> u->shift] : NULL;
+	return (off & u->start_mask) == 0 ? &u->state[off >> u->shift] : NULL;
 }
 
 /** What an allocation took: for the statistics and for zmalloc. */

@@ -11,8 +11,10 @@
  *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 
@@ -64,13 +66,16 @@ static void __attribute__((noinline)) run(const char *kind, long count)
 int
 main(int argc, char **argv)
 {
-	char *eal_argv[] = {argv[0], "-l", "0", "--no-pci", "--no-huge", "-m", "256",
-		"--file-prefix=hpmt_hit_path", "--log-level=lib.eal:error", NULL};
+	char prefix[64];
+	char *eal_argv[] = {argv[0], "-l", "0", "--no-pci", "--no-huge", "-m", "256", prefix,
+		"--log-level=lib.eal:error", NULL};
 	long count;
 
 	if (argc < 3)
 		return 2;
 	count = atol(argv[2]);
+	/* runs side by side with other builds' (LIB_DIR): a prefix of its own */
+	snprintf(prefix, sizeof(prefix), "--file-prefix=hpmt_hit_path_%d", (int)getpid());
 	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0 || hpm_init(NULL) != 0)
 		return 1;
 	run(argv[1], 1000); /* warm: refills done, the cache in steady state */
