@@ -400,8 +400,12 @@ free_fast(void *ptr)
 	/* never into a foreign socket's cache */
 	if (unlikely(u == NULL || t->gen != hpm_cache_gen || u->socket != c->socket))
 		return free_miss(ptr);
-	/* a block a cache handed out; the others, and what is wrong, in free_miss() */
-	cls = hpm_cache_class_fast(u, ptr, &state);
+	/*
+	 * A block the caller holds; what is wrong, in free_miss(). The class
+	 * from the header or the unit's role, not from the state byte: the stack
+	 * then does not wait for the byte the allocation just wrote.
+	 */
+	cls = hpm_cache_class_of(u, ptr, &state);
 	if (unlikely(cls < 0))
 		return free_miss(ptr);
 	cc = &c->cls[cls];
