@@ -132,6 +132,7 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	st->no_huge = src->kind == HPM_SOURCE_EAL ? !rte_eal_has_hugepages()
 						  : !src->hugepages && cfg->fake_sockets == 0;
 	st->unit_iova_contig = unit_iova_contig(src);
+	hpm_state_topology_init();
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
 		sizeof(*st));
 	state_sockets(st, src);
@@ -194,6 +195,7 @@ state_attach(void)
 		usleep(1);
 	}
 	__atomic_store_n(&st->shared, 1, __ATOMIC_RELEASE);
+	hpm_state_topology_init();
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();
