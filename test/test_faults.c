@@ -288,6 +288,21 @@ all_intact(void)
 	return ok;
 }
 
+/* Bytes of the chunks of every socket (their units, not the metadata). */
+static size_t
+chunk_bytes(void)
+{
+	struct hpm_heap_stats hs;
+	size_t bytes = 0;
+	int i, saved = rte_errno;
+
+	for (i = 0; i < RTE_MAX_NUMA_NODES; i++)
+		if (hpm_heap_get_stats(i, &hs) == 0)
+			bytes += hs.chunk_bytes;
+	rte_errno = saved;
+	return bytes;
+}
+
 /* Statistics summed over the sockets: what the application holds (caches excluded). */
 static void
 totals(struct rte_malloc_socket_stats *t)
@@ -569,7 +584,7 @@ run(long fault, struct outcome *o, bool reference)
 	totals(&st);
 	o->left_blocks = st.alloc_count;
 	o->left_bytes = st.heap_allocsz_bytes;
-	o->left_held = st.heap_totalsz_bytes;
+	o->left_held = chunk_bytes();
 	o->left_chunks = nchunks;
 	if (reference)
 		ref_meta = meta_used();
@@ -777,6 +792,9 @@ others_hold(long nr)
 
 	if (hpm_source_name() != NULL)
 		totals(&st);
+	/* metadata is hugepages only with EAL's */
+	if (hpm_source_name() != NULL && strcmp(hpm_source_name(), "eal") != 0)
+		st.heap_totalsz_bytes = chunk_bytes();
 	return nr - sysfs_long("free_hugepages") - (long)(st.heap_totalsz_bytes / MIB(2));
 }
 

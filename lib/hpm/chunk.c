@@ -350,6 +350,22 @@ hpm_chunk_free_ranges(const struct hpm_chunk_set *cs, unsigned int *count, size_
 }
 
 unsigned int
+hpm_chunk_extents(const struct hpm_chunk_set *cs, const struct hpm_source_ops *src,
+	struct hpm_extent *e, unsigned int max, size_t *bytes)
+{
+	const struct hpm_chunk *c;
+	unsigned int n = 0;
+
+	*bytes = 0;
+	for (c = cs->chunks; c != NULL; c = c->next, n++) {
+		if (n < max)
+			e[n] = hpm_source_extent(src, &c->region);
+		*bytes += c->region.len;
+	}
+	return n;
+}
+
+unsigned int
 hpm_chunk_verify(const struct hpm_chunk_set *cs)
 {
 	const struct hpm_chunk *c;

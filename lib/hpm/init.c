@@ -334,14 +334,31 @@ hpm_fini(void)
 	pthread_mutex_unlock(&init_lock);
 }
 
+/* What every socket holds from the source (heap_totalsz_bytes summed). */
+static size_t
+held_bytes(void)
+{
+	struct rte_malloc_socket_stats st;
+	int saved = rte_errno;
+	size_t held = 0;
+	unsigned int i;
+
+	for (i = 0; i < hpm_state->nsockets; i++)
+		if (hpm_malloc_get_socket_stats(hpm_state->socket_ids[i], &st) == 0)
+			held += st.heap_totalsz_bytes;
+	rte_errno = saved;
+	return held;
+}
+
 size_t
 hpm_heap_trim(void)
 {
-	size_t released = 0;
+	size_t released = 0, before;
 	unsigned int i;
 
 	if (hpm_state_find() != 0)
 		return 0;
+	before = held_bytes();
 	hpm_cache_reap(NULL);
 	for (i = 0; i < hpm_state->nsockets; i++) {
 		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
@@ -356,7 +373,11 @@ hpm_heap_trim(void)
 		released += hpm_chunk_release_idle(&a->cs, UINT64_MAX);
 		hpm_unlock(&a->lock);
 	}
-	return released;
+	if (released == 0)
+		return 0;
+	/* the pages given back: the chunks' and what the source held around them */
+	released = held_bytes();
+	return before > released ? before - released : 0;
 }
 
 const char *
