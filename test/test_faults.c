@@ -35,12 +35,12 @@
 
 #define KIB(n) ((size_t)(n) << 10)
 #define MIB(n) ((size_t)(n) << 20)
-#define MAX_STEPS 1024
-#define MAX_SLOTS 4096
+#define MAX_STEPS 2048
+#define MAX_SLOTS 8192
 #define MAX_RESV 1024
 #define MAX_CHUNKS 1024
 #define NROUNDS 4
-#define HEAP_FILL 120
+#define HEAP_FILL 30
 #define NO_FAULT (-1)
 
 enum op { OP_MALLOC, OP_ZMALLOC, OP_CALLOC, OP_REALLOC, OP_BULK, OP_CONTIG, OP_FREE };
@@ -376,7 +376,7 @@ build_workload(void)
 			add(OP_CONTIG, MIB(2), 1, 0, 0, "2 MiB");
 		/* heap spans enough that their metadata needs regions of its own */
 		for (i = 0; i < HEAP_FILL; i++)
-			add(OP_MALLOC, KIB(240) + 8 + i * 64, 1, 0, 0, "heap ~240 KiB");
+			add(OP_BULK, KIB(30) + 8 + i * 64, 32, 0, 0, "32 x heap ~30 KiB");
 		/* holes for the next round to reuse */
 		for (i = first; i < nslots; i += 3)
 			add(OP_FREE, 0, 0, 0, i, "free");

@@ -395,12 +395,25 @@ soak(double seconds)
 		if (now - start >= (uint64_t)(seconds * hz) || test_failures != 0)
 			break;
 	}
+	if (dump) {
+		/* where the memory is at the end of the run, the others still running */
+		struct hpm_heap_stats hs;
+
+		if (hpm_heap_get_stats(socket, &hs) == 0)
+			printf("held %.1f MiB: chunks %.1f (%u; empty %.1f), meta %.1f, overhead "
+			       "%.1f; in chunks live %.1f, cached %.1f, free %.1f\n",
+				hs.held_bytes / (double)MIB, hs.chunk_bytes / (double)MIB, hs.chunks,
+				hs.empty_chunk_bytes / (double)MIB, hs.meta_bytes / (double)MIB,
+				hs.overhead_bytes / (double)MIB, hs.live_bytes / (double)MIB,
+				hs.cached_bytes / (double)MIB, hs.free_bytes / (double)MIB);
+		hpm_malloc_dump_heaps(stdout);
+	}
 	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(worker_lcore);
 	pthread_join(thread, NULL);
 	print_curve(seconds);
 	/* where the memory is, when it grew */
-	if (!check_plateau(seconds) || dump)
+	if (!check_plateau(seconds))
 		hpm_malloc_dump_heaps(stdout);
 	finish(m);
 	for (i = 0; i < NTHREADS; i++)

@@ -59,7 +59,7 @@ static const struct hpm_route_rule hpm_route_table[] = {
 		.min_align = 0,
 		.size_multiple = HPM_KIB(4),
 		.route = HPM_ROUTE_G4K},
-	{.min_size = HPM_HEAP_MAX + 1, .min_align = 0, .route = HPM_ROUTE_G4K},
+	{.min_size = HPM_KIB(32) + 1, .min_align = 0, .route = HPM_ROUTE_G4K},
 	{.min_size = 0, .min_align = 0, .route = HPM_ROUTE_HEAP},
 };
 
