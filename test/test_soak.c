@@ -402,10 +402,11 @@ soak(double seconds)
 		if (hpm_heap_get_stats(socket, &hs) == 0)
 			printf("held %.1f MiB: chunks %.1f (%u; empty %.1f), meta %.1f, overhead "
 			       "%.1f; in chunks live %.1f, cached %.1f, free %.1f\n",
-				hs.held_bytes / (double)MIB, hs.chunk_bytes / (double)MIB, hs.chunks,
-				hs.empty_chunk_bytes / (double)MIB, hs.meta_bytes / (double)MIB,
-				hs.overhead_bytes / (double)MIB, hs.live_bytes / (double)MIB,
-				hs.cached_bytes / (double)MIB, hs.free_bytes / (double)MIB);
+				hs.held_bytes / (double)MIB, hs.chunk_bytes / (double)MIB,
+				hs.chunks, hs.empty_chunk_bytes / (double)MIB,
+				hs.meta_bytes / (double)MIB, hs.overhead_bytes / (double)MIB,
+				hs.live_bytes / (double)MIB, hs.cached_bytes / (double)MIB,
+				hs.free_bytes / (double)MIB);
 		hpm_malloc_dump_heaps(stdout);
 	}
 	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
