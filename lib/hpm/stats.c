@@ -124,6 +124,52 @@ hpm_heap_get_stats(int socket, struct hpm_heap_stats *stats)
 	return socket_stats(socket, &st, stats);
 }
 
+/* What every socket holds from the source (heap_totalsz_bytes summed). */
+static size_t
+held_bytes(void)
+{
+	struct rte_malloc_socket_stats st;
+	int saved = rte_errno;
+	size_t held = 0;
+	unsigned int i;
+
+	for (i = 0; i < hpm_state->nsockets; i++)
+		if (hpm_malloc_get_socket_stats(hpm_state->socket_ids[i], &st) == 0)
+			held += st.heap_totalsz_bytes;
+	rte_errno = saved;
+	return held;
+}
+
+size_t
+hpm_heap_trim(void)
+{
+	size_t released = 0, before;
+	unsigned int i;
+
+	if (hpm_state_find() != 0)
+		return 0;
+	before = held_bytes();
+	hpm_cache_reap(NULL);
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
+
+		if (!hpm_arena_lock(a))
+			continue;
+		/* what the caches moved between them is free memory too */
+		hpm_cache_xfer_drain_locked(a);
+		/* the pages kept for reuse may be all that keeps a chunk */
+		hpm_gran_release_spares(&a->gran);
+		hpm_heap_release_spares(&a->heap);
+		released += hpm_chunk_release_idle(&a->cs, UINT64_MAX);
+		hpm_unlock(&a->lock);
+	}
+	if (released == 0)
+		return 0;
+	/* the pages given back: the chunks' and what the source held around them */
+	released = held_bytes();
+	return before > released ? before - released : 0;
+}
+
 void
 hpm_malloc_dump_stats(FILE *f, const char *type)
 {
