@@ -475,11 +475,27 @@ int hpm_malloc_owns(const void *ptr);
 int hpm_malloc_validate(const void *ptr, size_t *size);
 
 /**
- * Statistics of a socket's heap, with EAL's meanings: heap_totalsz_bytes is
- * the memory taken from the source, heap_allocsz_bytes the part held by
- * blocks (with their headers and rounding), heap_freesz_bytes the rest,
- * greatest_free_size the largest free contiguous range, free_count the
- * number of free ranges, alloc_count the number of live blocks.
+ * Statistics of a socket's heap, with EAL's meanings:
+ *  - heap_totalsz_bytes: everything the heap holds from its source on the
+ *    socket, as the machine counts it: the hugepages (the source's pages)
+ *    that its chunks (every unit, in use, free or retained empty) and its
+ *    metadata regions (descriptors, bitmaps, page map, the caches' arrays)
+ *    touch, a page two of them share counted once; with the eal source this
+ *    includes the page below each memzone that EAL's element header takes.
+ *    Metadata is the socket's where the source put it (a region of a socket
+ *    without a heap counts on the first socket), so the sockets' totals sum
+ *    to the heap's;
+ *  - heap_allocsz_bytes: the live blocks the application holds, with their
+ *    headers and rounding;
+ *  - heap_freesz_bytes: heap_totalsz_bytes - heap_allocsz_bytes, exactly:
+ *    free blocks, granules and units, the blocks per-lcore caches and the
+ *    transfer store hold (free to the application: they are handed out
+ *    without growing the heap), metadata and the source's overhead (the
+ *    figures apart: hpm_heap_get_stats());
+ *  - greatest_free_size: the largest free contiguous range in the chunks;
+ *  - free_count: the number of free ranges; alloc_count: of live blocks.
+ * As rte_malloc's, alloc + free = total; rte_malloc counts its own element
+ * headers and padding in them the same way.
  *
  * @param socket
  *   NUMA socket.
@@ -490,6 +506,38 @@ int hpm_malloc_validate(const void *ptr, size_t *size);
  *   first allocation.
  */
 int hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats);
+
+/**
+ * Where a socket's memory is: the parts of heap_totalsz_bytes
+ * (hpm_malloc_get_socket_stats()). held = chunk + meta + overhead, and
+ * chunk = live + cached + free.
+ */
+struct hpm_heap_stats {
+	size_t held_bytes;     /**< heap_totalsz_bytes: pages held from the source */
+	size_t chunk_bytes;    /**< chunks: every unit, whatever its use */
+	size_t meta_bytes;     /**< metadata regions of the socket */
+	size_t overhead_bytes; /**< the rest of the pages held (rounding, EAL's memzone headers) */
+	size_t live_bytes;     /**< heap_allocsz_bytes: blocks the application holds */
+	size_t cached_bytes;   /**< blocks in per-lcore caches and the transfer store */
+	size_t free_bytes;     /**< free blocks, granules and units in the chunks */
+	size_t empty_chunk_bytes;  /**< chunks with every unit free (in chunk_bytes) */
+	unsigned int chunks;       /**< chunks held */
+	unsigned int meta_regions; /**< metadata regions counted for the socket */
+};
+
+/**
+ * Where a socket's memory is, in parts (struct hpm_heap_stats).
+ *
+ * @param socket
+ *   NUMA socket.
+ * @param stats
+ *   Filled on success.
+ * @return
+ *   0, or -1 with rte_errno EINVAL for an unknown socket or before the first
+ *   allocation, ENOMEM when no room for the walk, ENOTRECOVERABLE for a torn
+ *   heap.
+ */
+int hpm_heap_get_stats(int socket, struct hpm_heap_stats *stats);
 
 /**
  * Print the statistics of every socket, as rte_malloc_dump_stats().
@@ -610,7 +658,9 @@ size_t hpm_cache_class_size(unsigned int cls);
  * found dead are given back first).
  *
  * @return
- *   The number of bytes given back.
+ *   The number of bytes given back: how much the sockets' heap_totalsz_bytes
+ *   went down (the chunks, and the pages the source held around them), less
+ *   what other threads made the heap grow meanwhile.
  */
 size_t hpm_heap_trim(void);
 

@@ -111,3 +111,21 @@ test_remove_hugepage_files(const char *prefix)
 		unlink(g.gl_pathv[i]);
 	globfree(&g);
 }
+
+size_t
+test_hugetlb_mapped(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	size_t total = 0;
+	unsigned long long kb;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Shared_Hugetlb: %llu kB", &kb) == 1 ||
+			sscanf(line, "Private_Hugetlb: %llu kB", &kb) == 1)
+			total += (size_t)kb << 10;
+	fclose(f);
+	return total;
+}

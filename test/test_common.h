@@ -56,6 +56,13 @@ bool test_asan_cannot_map(int status);
 /** Remove the hugepage files of a file prefix (a primary's, kept for its secondaries). */
 void test_remove_hugepage_files(const char *prefix);
 
+/**
+ * Bytes of hugepages this process has mapped, as the kernel counts them
+ * (Shared_Hugetlb + Private_Hugetlb of /proc/self/smaps_rollup); 0 if
+ * unreadable.
+ */
+size_t test_hugetlb_mapped(void);
+
 /** A fast reproducible random generator (xorshift64*). */
 static inline uint64_t
 test_rand(uint64_t *state)

@@ -35,12 +35,12 @@
 
 #define KIB(n) ((size_t)(n) << 10)
 #define MIB(n) ((size_t)(n) << 20)
-#define MAX_STEPS 1024
-#define MAX_SLOTS 4096
+#define MAX_STEPS 2048
+#define MAX_SLOTS 8192
 #define MAX_RESV 1024
 #define MAX_CHUNKS 1024
 #define NROUNDS 4
-#define HEAP_FILL 120
+#define HEAP_FILL 30
 #define NO_FAULT (-1)
 
 enum op { OP_MALLOC, OP_ZMALLOC, OP_CALLOC, OP_REALLOC, OP_BULK, OP_CONTIG, OP_FREE };
@@ -288,6 +288,21 @@ all_intact(void)
 	return ok;
 }
 
+/* Bytes of the chunks of every socket (their units, not the metadata). */
+static size_t
+chunk_bytes(void)
+{
+	struct hpm_heap_stats hs;
+	size_t bytes = 0;
+	int i, saved = rte_errno;
+
+	for (i = 0; i < RTE_MAX_NUMA_NODES; i++)
+		if (hpm_heap_get_stats(i, &hs) == 0)
+			bytes += hs.chunk_bytes;
+	rte_errno = saved;
+	return bytes;
+}
+
 /* Statistics summed over the sockets: what the application holds (caches excluded). */
 static void
 totals(struct rte_malloc_socket_stats *t)
@@ -361,7 +376,7 @@ build_workload(void)
 			add(OP_CONTIG, MIB(2), 1, 0, 0, "2 MiB");
 		/* heap spans enough that their metadata needs regions of its own */
 		for (i = 0; i < HEAP_FILL; i++)
-			add(OP_MALLOC, KIB(240) + 8 + i * 64, 1, 0, 0, "heap ~240 KiB");
+			add(OP_BULK, KIB(30) + 8 + i * 64, 32, 0, 0, "32 x heap ~30 KiB");
 		/* holes for the next round to reuse */
 		for (i = first; i < nslots; i += 3)
 			add(OP_FREE, 0, 0, 0, i, "free");
@@ -569,7 +584,7 @@ run(long fault, struct outcome *o, bool reference)
 	totals(&st);
 	o->left_blocks = st.alloc_count;
 	o->left_bytes = st.heap_allocsz_bytes;
-	o->left_held = st.heap_totalsz_bytes;
+	o->left_held = chunk_bytes();
 	o->left_chunks = nchunks;
 	if (reference)
 		ref_meta = meta_used();
@@ -777,6 +792,9 @@ others_hold(long nr)
 
 	if (hpm_source_name() != NULL)
 		totals(&st);
+	/* metadata is hugepages only with EAL's */
+	if (hpm_source_name() != NULL && strcmp(hpm_source_name(), "eal") != 0)
+		st.heap_totalsz_bytes = chunk_bytes();
 	return nr - sysfs_long("free_hugepages") - (long)(st.heap_totalsz_bytes / MIB(2));
 }
 

@@ -15,7 +15,7 @@
  * the run (after the first minute at least; runs shorter than 90 s: the
  * second half) is within 10% (or two growth steps) of its peak before.
  *
- * usage: test_soak [--duration SECONDS]   (EAL with two lcores: -l 0-1)
+ * usage: test_soak [--duration SECONDS] [--dump]   (EAL with two lcores: -l 0-1)
  */
 
 #include <errno.h>
@@ -64,6 +64,8 @@ struct thread {
 
 static struct thread threads[NTHREADS];
 static bool stop;
+/* --dump: print the heaps at the end of the run, before the drain */
+static bool dump;
 static unsigned int worker_lcore;
 
 static bool
@@ -272,7 +274,12 @@ struct sample {
 	double t;
 	size_t held;
 	size_t live;
+	/* hugepages the process maps beyond what EAL held before hpm_init() */
+	size_t mapped;
 };
+
+/* hugepages mapped before hpm_init(): EAL's own */
+static size_t eal_mapped;
 
 static struct sample samples[MAX_SAMPLES];
 static unsigned int nsamples;
@@ -282,18 +289,21 @@ print_curve(double seconds)
 {
 	unsigned int every = RTE_MAX(1u, (unsigned int)(seconds / 30)), i, j;
 
-	printf("memory held (heap_totalsz) and live (heap_allocsz), MiB; max over each %u s:\n",
-		every);
-	printf("%7s %9s %9s\n", "t (s)", "held", "live");
+	printf("memory held (heap_totalsz), hugepages mapped beyond EAL's %.1f MiB (smaps) and "
+	       "live (heap_allocsz), MiB; max over each %u s:\n",
+		eal_mapped / (double)MIB, every);
+	printf("%7s %9s %9s %9s %11s\n", "t (s)", "held", "mapped", "live", "mapped/live");
 	for (i = 0; i < nsamples; i += every) {
-		size_t held = 0, live = 0;
+		size_t held = 0, live = 0, mapped = 0;
 
 		for (j = i; j < nsamples && j < i + every; j++) {
 			held = RTE_MAX(held, samples[j].held);
 			live = RTE_MAX(live, samples[j].live);
+			mapped = RTE_MAX(mapped, samples[j].mapped);
 		}
-		printf("%7.0f %9.1f %9.1f\n", samples[RTE_MIN(j, nsamples) - 1].t,
-			held / (double)MIB, live / (double)MIB);
+		printf("%7.0f %9.1f %9.1f %9.1f %11.2f\n", samples[RTE_MIN(j, nsamples) - 1].t,
+			held / (double)MIB, mapped / (double)MIB, live / (double)MIB,
+			live != 0 ? mapped / (double)live : 0.0);
 	}
 }
 
@@ -371,6 +381,7 @@ soak(double seconds)
 					.t = (now - start) / (double)hz,
 					.held = st.heap_totalsz_bytes,
 					.live = st.heap_allocsz_bytes,
+					.mapped = test_hugetlb_mapped() - eal_mapped,
 				};
 			next_sample += hz;
 		}
@@ -383,6 +394,20 @@ soak(double seconds)
 		}
 		if (now - start >= (uint64_t)(seconds * hz) || test_failures != 0)
 			break;
+	}
+	if (dump) {
+		/* where the memory is at the end of the run, the others still running */
+		struct hpm_heap_stats hs;
+
+		if (hpm_heap_get_stats(socket, &hs) == 0)
+			printf("held %.1f MiB: chunks %.1f (%u; empty %.1f), meta %.1f, overhead "
+			       "%.1f; in chunks live %.1f, cached %.1f, free %.1f\n",
+				hs.held_bytes / (double)MIB, hs.chunk_bytes / (double)MIB,
+				hs.chunks, hs.empty_chunk_bytes / (double)MIB,
+				hs.meta_bytes / (double)MIB, hs.overhead_bytes / (double)MIB,
+				hs.live_bytes / (double)MIB, hs.cached_bytes / (double)MIB,
+				hs.free_bytes / (double)MIB);
+		hpm_malloc_dump_heaps(stdout);
 	}
 	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(worker_lcore);
@@ -441,6 +466,8 @@ main(int argc, char **argv)
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--duration") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--dump"))
+			dump = true;
 	if (test_eal_init("soak", "-l", "0-1", "--no-pci", NULL) != 0)
 		return TEST_SKIP;
 	worker_lcore = rte_get_next_lcore(-1, 1, 0);
@@ -450,6 +477,7 @@ main(int argc, char **argv)
 	}
 	hpm_config_defaults(&cfg);
 	cfg.source = HPM_SOURCE_EAL;
+	eal_mapped = test_hugetlb_mapped();
 	rc = hpm_init(&cfg);
 	CHECK(rc == 0, "hpm_init: %d", rc);
 	if (rc == 0) {

@@ -38,7 +38,8 @@ hpm_arena_torn(struct hpm_arena *a)
 }
 
 int
-hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
+hpm_arena_stats(struct hpm_arena *a, const struct hpm_source_ops *src,
+	struct rte_malloc_socket_stats *st, struct hpm_arena_parts *parts)
 {
 	unsigned int count = 0;
 	size_t longest = 0, bytes = 0;
@@ -54,6 +55,10 @@ hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st)
 	st->greatest_free_size = longest;
 	st->free_count = count;
 	st->alloc_count = a->alloc_count;
+	parts->nchunks =
+		hpm_chunk_extents(&a->cs, src, parts->ext, parts->max, &parts->chunk_bytes);
+	parts->empty_bytes = a->cs.empty_bytes;
+	parts->free_bytes = bytes;
 	hpm_unlock(&a->lock);
 	return 0;
 }

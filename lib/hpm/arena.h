@@ -73,8 +73,26 @@ hpm_arena_unlock(struct hpm_arena *a)
 	hpm_unlock(&a->lock);
 }
 
-/** Fill EAL-style statistics. Takes the lock: 0, or -ENOTRECOVERABLE. */
-int hpm_arena_stats(struct hpm_arena *a, struct rte_malloc_socket_stats *st);
+/** What hpm_arena_stats() finds besides EAL's figures. */
+struct hpm_arena_parts {
+	/** In: room for max extents, the pages of each chunk (hpm_chunk_extents()). */
+	struct hpm_extent *ext;
+	unsigned int max;
+	/** Out: chunks (more than max: ext has the first max). */
+	unsigned int nchunks;
+	/** Out: bytes of the chunks, of those with every unit free, free in them. */
+	size_t chunk_bytes;
+	size_t empty_bytes;
+	size_t free_bytes;
+};
+
+/**
+ * Fill EAL-style statistics of the arena's chunks (heap_totalsz_bytes: their
+ * bytes; heap_allocsz_bytes: blocks held, cached ones included), and parts.
+ * Takes the lock: 0, or -ENOTRECOVERABLE.
+ */
+int hpm_arena_stats(struct hpm_arena *a, const struct hpm_source_ops *src,
+	struct rte_malloc_socket_stats *st, struct hpm_arena_parts *parts);
 
 /** Check every structure of the arena; the number of problems (logged). Takes the lock. */
 unsigned int hpm_arena_verify(struct hpm_arena *a);

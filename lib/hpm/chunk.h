@@ -118,6 +118,13 @@ void hpm_chunk_release_all(struct hpm_chunk_set *cs);
 /** True when n units from u are IOVA-contiguous. */
 bool hpm_chunk_run_iova_contig(const struct hpm_chunk *c, unsigned int pos, unsigned int n);
 
+/**
+ * The pages each chunk holds (hpm_source_extent()) into e, up to max; the
+ * number of chunks, and their bytes in *bytes. Arena lock held.
+ */
+unsigned int hpm_chunk_extents(const struct hpm_chunk_set *cs, const struct hpm_source_ops *src,
+	struct hpm_extent *e, unsigned int max, size_t *bytes);
+
 /** Check the arena's chunks; returns the number of problems found (logged). */
 unsigned int hpm_chunk_verify(const struct hpm_chunk_set *cs);
 

@@ -133,6 +133,7 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	st->no_huge = src->kind == HPM_SOURCE_EAL ? !rte_eal_has_hugepages()
 						  : !src->hugepages && cfg->fake_sockets == 0;
 	st->unit_iova_contig = unit_iova_contig(src);
+	hpm_state_topology_init();
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
 		sizeof(*st));
 	state_sockets(st, src);
@@ -195,6 +196,7 @@ state_attach(void)
 		usleep(1);
 	}
 	__atomic_store_n(&st->shared, 1, __ATOMIC_RELEASE);
+	hpm_state_topology_init();
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();
@@ -335,31 +337,6 @@ hpm_fini(void)
 	else if (hpm_state != NULL)
 		state_destroy();
 	pthread_mutex_unlock(&init_lock);
-}
-
-size_t
-hpm_heap_trim(void)
-{
-	size_t released = 0;
-	unsigned int i;
-
-	if (hpm_state_find() != 0)
-		return 0;
-	hpm_cache_reap(NULL);
-	for (i = 0; i < hpm_state->nsockets; i++) {
-		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
-
-		if (!hpm_arena_lock(a))
-			continue;
-		/* what the caches moved between them is free memory too */
-		hpm_cache_xfer_drain_locked(a);
-		/* the pages kept for reuse may be all that keeps a chunk */
-		hpm_gran_release_spares(&a->gran);
-		hpm_heap_release_spares(&a->heap);
-		released += hpm_chunk_release_idle(&a->cs, UINT64_MAX);
-		hpm_unlock(&a->lock);
-	}
-	return released;
 }
 
 const char *

@@ -132,6 +132,13 @@ cache_socket(unsigned int slot)
 	return hpm_state->socket_ids[0];
 }
 
+/* The socket of another thread's cache: a thread taking a slot sets it (thread_slot_take()). */
+static int
+cache_socket_now(const struct hpm_lcore_cache *c)
+{
+	return __atomic_load_n(&c->socket, __ATOMIC_RELAXED);
+}
+
 /* The cache of a slot, made if there is none. Cache lock held. */
 static struct hpm_lcore_cache *
 slot_cache(unsigned int slot)
@@ -528,7 +535,7 @@ hpm_cache_reap(struct hpm_arena *locked)
 		uint64_t blocks;
 		int owner;
 
-		if (c == NULL || (locked != NULL && c->socket != locked->socket))
+		if (c == NULL || (locked != NULL && cache_socket_now(c) != locked->socket))
 			continue;
 		owner = __atomic_load_n(&c->owner, __ATOMIC_ACQUIRE);
 		if (owner <= 0 || owner == hpm_lock_self || hpm_pid_alive(owner) ||
@@ -574,7 +581,7 @@ hpm_cache_request_drain(int socket)
 		struct hpm_lcore_cache *c =
 			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
 
-		if (c == NULL || c->socket != socket || c == hpm_cache_tls.cache)
+		if (c == NULL || cache_socket_now(c) != socket || c == hpm_cache_tls.cache)
 			continue;
 		for (i = 0; i < HPM_CACHE_NCLASS; i++)
 			if (__atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED) != 0)
@@ -598,7 +605,7 @@ hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 		size_t b;
 		uint64_t n;
 
-		if (c == NULL || c->socket != socket)
+		if (c == NULL || cache_socket_now(c) != socket)
 			continue;
 		cache_held(c, &b, &n);
 		*bytes += b;

@@ -151,6 +151,25 @@ hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, siz
 	hpm_unlock(&m->lock);
 }
 
+unsigned int
+hpm_meta_extents(struct hpm_meta *m, const struct hpm_source_ops *src, struct hpm_extent *e,
+	unsigned int max, size_t *bytes)
+{
+	const struct hpm_meta_region *mr;
+	unsigned int n = 0;
+
+	*bytes = 0;
+	if (!hpm_lock(&m->lock))
+		return 0;
+	for (mr = m->regions; mr != NULL; mr = mr->next, n++) {
+		if (n < max)
+			e[n] = hpm_source_extent(src, &mr->region);
+		*bytes += mr->region.len;
+	}
+	hpm_unlock(&m->lock);
+	return n;
+}
+
 void
 hpm_meta_release_all(struct hpm_meta *m, const struct hpm_source_ops *src)
 {

@@ -56,6 +56,14 @@ void *hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_
 /** Return metadata of size bytes from hpm_meta_alloc(). */
 void hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, size_t size);
 
+/**
+ * The pages each metadata region holds (hpm_source_extent(), with the
+ * region's socket) into e, up to max; the number of regions, and their
+ * bytes in *bytes. Takes the metadata lock.
+ */
+unsigned int hpm_meta_extents(struct hpm_meta *m, const struct hpm_source_ops *src,
+	struct hpm_extent *e, unsigned int max, size_t *bytes);
+
 /** Return every region to the source, the first (holding the arena) last. */
 void hpm_meta_release_all(struct hpm_meta *m, const struct hpm_source_ops *src);
 

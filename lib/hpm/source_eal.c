@@ -153,4 +153,6 @@ const struct hpm_source_ops hpm_source_eal = {
 	.release = eal_release,
 	.iova = eal_iova,
 	.sockets = eal_sockets,
+	/* EAL's struct malloc_elem (two cache lines) sits just below every memzone */
+	.lead = 2 * RTE_CACHE_LINE_SIZE,
 };

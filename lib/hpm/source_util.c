@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <numa.h>
@@ -111,4 +112,45 @@ hpm_source_munmap(struct hpm_region *r)
 {
 	if (munmap(r->va, r->len) != 0)
 		HPM_LOG(ERR, "munmap(%p, %zu): %s", r->va, r->len, strerror(errno));
+}
+
+struct hpm_extent
+hpm_source_extent(const struct hpm_source_ops *src, const struct hpm_region *r)
+{
+	uintptr_t page = (uintptr_t)1 << r->page_size_log2;
+	uintptr_t va = (uintptr_t)r->va;
+
+	return (struct hpm_extent){
+		.start = RTE_ALIGN_FLOOR(va - RTE_MIN(src->lead, va), page),
+		.end = RTE_ALIGN_CEIL(va + r->len, page),
+		.len = r->len,
+		.socket = r->socket,
+	};
+}
+
+static int
+extent_cmp(const void *a, const void *b)
+{
+	const struct hpm_extent *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+size_t
+hpm_extents_bytes(struct hpm_extent *e, unsigned int n)
+{
+	uintptr_t end = 0;
+	size_t bytes = 0;
+	unsigned int i;
+
+	qsort(e, n, sizeof(*e), extent_cmp);
+	for (i = 0; i < n; i++) {
+		uintptr_t start = RTE_MAX(e[i].start, end);
+
+		if (e[i].end > start) {
+			bytes += e[i].end - start;
+			end = e[i].end;
+		}
+	}
+	return bytes;
 }

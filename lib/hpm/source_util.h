@@ -57,6 +57,21 @@ struct hpm_source_ops {
 	rte_iova_t (*iova)(const struct hpm_region *r, const void *va);
 	/** Fill ids with the sockets that have memory; return their number. */
 	unsigned int (*sockets)(int *ids, unsigned int max);
+	/**
+	 * Bytes just below a region's start that the source uses for it (eal:
+	 * EAL's element header before a memzone, in the page below when the
+	 * memzone is page-aligned); 0 for none.
+	 */
+	size_t lead;
+};
+
+/** The pages a region holds, as the machine counts them: [start, end), with its socket. */
+struct hpm_extent {
+	uintptr_t start;
+	uintptr_t end;
+	/** The region's own bytes. */
+	size_t len;
+	int socket;
 };
 
 /* What the sources share (source_util.c). */
@@ -75,6 +90,15 @@ int hpm_source_bind(void *va, size_t len, int socket, bool strict);
 
 /** Metadata for single-process sources: private anonymous memory. */
 int hpm_source_mmap_meta(struct hpm_region *r, size_t len, const char *name);
+
+/**
+ * The pages region r holds: those that [va - lead, va + len) touches, in
+ * the region's page size.
+ */
+struct hpm_extent hpm_source_extent(const struct hpm_source_ops *src, const struct hpm_region *r);
+
+/** Bytes n extents cover together, pages they share counted once (sorts them). */
+size_t hpm_extents_bytes(struct hpm_extent *e, unsigned int n);
 
 /** Unmap a region of a single-process source. */
 void hpm_source_munmap(struct hpm_region *r);

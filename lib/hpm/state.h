@@ -63,6 +63,12 @@ struct hpm_state {
 /** This process's view of the state; NULL before initialisation. */
 extern struct hpm_state *hpm_state;
 
+/**
+ * Read the machine's CPU to node map, once per process (before the state is
+ * published: hpm_state_socket_of_cpu() only reads it). Thread-safe.
+ */
+void hpm_state_topology_init(void);
+
 /** Socket of a CPU in the heap's topology (fake or real); -1 if unknown. */
 int hpm_state_socket_of_cpu(int cpu);
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -15,37 +16,165 @@
 #include "poison.h"
 #include "init.h"
 
-int
-hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
+/* The socket that counts a metadata region of socket s: its own, or the first. */
+static int
+meta_socket(int s)
 {
-	size_t cached_bytes;
+	return s >= 0 && s < RTE_MAX_NUMA_NODES && hpm_state->arenas[s].present
+		? s
+		: hpm_state->socket_ids[0];
+}
+
+/*
+ * A socket's figures: the arena's, the pages its chunks and its metadata
+ * regions hold (counted once where they share one), and the caches' blocks
+ * moved from allocated to free.
+ */
+static int
+socket_stats(int socket, struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs)
+{
+	struct hpm_arena_parts parts;
+	struct hpm_extent *e = NULL;
+	unsigned int cap = 64, n, nm, i;
+	size_t cached_bytes, meta_all, meta_bytes = 0, held;
 	uint64_t cached_blocks;
 
 	/* statistics of a heap that does not exist yet: none, and none made */
-	if (hpm_state_find() != 0) {
+	if (hpm_state_find() != 0 || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
+		!hpm_state->arenas[socket].present) {
 		rte_errno = EINVAL;
 		return -1;
 	}
-	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !hpm_state->arenas[socket].present ||
-		stats == NULL) {
-		rte_errno = EINVAL;
-		return -1;
+	for (;;) {
+		struct hpm_extent *grown = realloc(e, cap * sizeof(*e));
+
+		if (grown == NULL) {
+			free(e);
+			rte_errno = ENOMEM;
+			return -1;
+		}
+		e = grown;
+		memset(&parts, 0, sizeof(parts));
+		parts.ext = e;
+		parts.max = cap;
+		if (hpm_arena_stats(&hpm_state->arenas[socket], hpm_src, st, &parts) != 0) {
+			free(e);
+			return -1;
+		}
+		n = parts.nchunks < cap ? cap - parts.nchunks : 0;
+		n = hpm_meta_extents(&hpm_state->meta, hpm_src, e + RTE_MIN(parts.nchunks, cap), n,
+			&meta_all);
+		if (parts.nchunks + n <= cap)
+			break;
+		cap = 2 * (parts.nchunks + n);
 	}
-	if (hpm_arena_stats(&hpm_state->arenas[socket], stats) != 0)
-		return -1;
+	for (i = nm = 0; i < n; i++) {
+		struct hpm_extent *m = &e[parts.nchunks + i];
+
+		if (meta_socket(m->socket) != socket)
+			continue;
+		meta_bytes += m->len;
+		e[parts.nchunks + nm++] = *m;
+	}
+	held = hpm_extents_bytes(e, parts.nchunks + nm);
+	free(e);
 	/* blocks held by caches are free to the application */
 	hpm_cache_held(socket, &cached_bytes, &cached_blocks);
-	cached_bytes = RTE_MIN(cached_bytes, stats->heap_allocsz_bytes);
-	stats->heap_allocsz_bytes -= cached_bytes;
-	stats->heap_freesz_bytes += cached_bytes;
-	stats->alloc_count -= RTE_MIN(cached_blocks, (uint64_t)stats->alloc_count);
+	cached_bytes = RTE_MIN(cached_bytes, st->heap_allocsz_bytes);
+	st->heap_allocsz_bytes -= cached_bytes;
+	st->alloc_count -= RTE_MIN(cached_blocks, (uint64_t)st->alloc_count);
+	st->heap_totalsz_bytes = held;
+	st->heap_freesz_bytes = held - st->heap_allocsz_bytes;
+	*hs = (struct hpm_heap_stats){
+		.held_bytes = held,
+		.chunk_bytes = parts.chunk_bytes,
+		.meta_bytes = meta_bytes,
+		.overhead_bytes = held - parts.chunk_bytes - meta_bytes,
+		.live_bytes = st->heap_allocsz_bytes,
+		.cached_bytes = cached_bytes,
+		.free_bytes = parts.free_bytes,
+		.empty_chunk_bytes = parts.empty_bytes,
+		.chunks = parts.nchunks,
+		.meta_regions = nm,
+	};
 	return 0;
+}
+
+int
+hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
+{
+	struct hpm_heap_stats hs;
+
+	if (stats == NULL) {
+		rte_errno = EINVAL;
+		return -1;
+	}
+	return socket_stats(socket, stats, &hs);
+}
+
+int
+hpm_heap_get_stats(int socket, struct hpm_heap_stats *stats)
+{
+	struct rte_malloc_socket_stats st;
+
+	if (stats == NULL) {
+		rte_errno = EINVAL;
+		return -1;
+	}
+	return socket_stats(socket, &st, stats);
+}
+
+/* What every socket holds from the source (heap_totalsz_bytes summed). */
+static size_t
+held_bytes(void)
+{
+	struct rte_malloc_socket_stats st;
+	int saved = rte_errno;
+	size_t held = 0;
+	unsigned int i;
+
+	for (i = 0; i < hpm_state->nsockets; i++)
+		if (hpm_malloc_get_socket_stats(hpm_state->socket_ids[i], &st) == 0)
+			held += st.heap_totalsz_bytes;
+	rte_errno = saved;
+	return held;
+}
+
+size_t
+hpm_heap_trim(void)
+{
+	size_t released = 0, before;
+	unsigned int i;
+
+	if (hpm_state_find() != 0)
+		return 0;
+	before = held_bytes();
+	hpm_cache_reap(NULL);
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
+
+		if (!hpm_arena_lock(a))
+			continue;
+		/* what the caches moved between them is free memory too */
+		hpm_cache_xfer_drain_locked(a);
+		/* the pages kept for reuse may be all that keeps a chunk */
+		hpm_gran_release_spares(&a->gran);
+		hpm_heap_release_spares(&a->heap);
+		released += hpm_chunk_release_idle(&a->cs, UINT64_MAX);
+		hpm_unlock(&a->lock);
+	}
+	if (released == 0)
+		return 0;
+	/* the pages given back: the chunks' and what the source held around them */
+	released = held_bytes();
+	return before > released ? before - released : 0;
 }
 
 void
 hpm_malloc_dump_stats(FILE *f, const char *type)
 {
 	struct rte_malloc_socket_stats st;
+	struct hpm_heap_stats hs;
 	size_t cached_bytes;
 	uint64_t cached_blocks;
 	unsigned int i;
@@ -56,7 +185,8 @@ hpm_malloc_dump_stats(FILE *f, const char *type)
 	for (i = 0; i < hpm_state->nsockets; i++) {
 		int socket = hpm_state->socket_ids[i];
 
-		if (hpm_malloc_get_socket_stats(socket, &st) != 0) {
+		if (hpm_malloc_get_socket_stats(socket, &st) != 0 ||
+			hpm_heap_get_stats(socket, &hs) != 0) {
 			fprintf(f, "Heap id:%d\n\tunusable: %s\n", socket, rte_strerror(rte_errno));
 			continue;
 		}
@@ -71,6 +201,11 @@ hpm_malloc_dump_stats(FILE *f, const char *type)
 		fprintf(f, "\tFree_count:%u,\n", st.free_count);
 		fprintf(f, "\tCache_size:%zu,\n", cached_bytes);
 		fprintf(f, "\tCache_count:%" PRIu64 ",\n", cached_blocks);
+		fprintf(f, "\tChunk_size:%zu,\n", hs.chunk_bytes);
+		fprintf(f, "\tChunk_count:%u,\n", hs.chunks);
+		fprintf(f, "\tEmpty_chunk_size:%zu,\n", hs.empty_chunk_bytes);
+		fprintf(f, "\tMeta_size:%zu,\n", hs.meta_bytes);
+		fprintf(f, "\tSource_overhead:%zu,\n", hs.overhead_bytes);
 	}
 }
 

@@ -62,10 +62,11 @@ static void
 add_socket_stats(struct rte_tel_data *d, int socket)
 {
 	struct rte_malloc_socket_stats st;
+	struct hpm_heap_stats hs;
 	size_t bytes;
 	uint64_t blocks;
 
-	if (hpm_malloc_get_socket_stats(socket, &st) != 0)
+	if (hpm_malloc_get_socket_stats(socket, &st) != 0 || hpm_heap_get_stats(socket, &hs) != 0)
 		return;
 	hpm_cache_held(socket, &bytes, &blocks);
 	hpm_tel_dict_add_u64(d, "heap_totalsz_bytes", st.heap_totalsz_bytes);
@@ -76,6 +77,11 @@ add_socket_stats(struct rte_tel_data *d, int socket)
 	hpm_tel_dict_add_u64(d, "alloc_count", st.alloc_count);
 	hpm_tel_dict_add_u64(d, "cache_bytes", bytes);
 	hpm_tel_dict_add_u64(d, "cache_blocks", blocks);
+	hpm_tel_dict_add_u64(d, "chunk_bytes", hs.chunk_bytes);
+	hpm_tel_dict_add_u64(d, "chunk_count", hs.chunks);
+	hpm_tel_dict_add_u64(d, "empty_chunk_bytes", hs.empty_chunk_bytes);
+	hpm_tel_dict_add_u64(d, "meta_bytes", hs.meta_bytes);
+	hpm_tel_dict_add_u64(d, "source_overhead_bytes", hs.overhead_bytes);
 }
 
 static int

@@ -379,10 +379,19 @@ HPM_RTE_FN(rte_malloc_virt2iova)(const void *addr)
  */
 static void
 merge_stats(struct rte_malloc_socket_stats *s, const struct rte_malloc_socket_stats *h,
-	bool chunks_in_eal_heap)
+	const struct hpm_heap_stats *hs, bool chunks_in_eal_heap)
 {
 	if (chunks_in_eal_heap) {
-		s->heap_allocsz_bytes -= RTE_MIN(h->heap_totalsz_bytes, s->heap_allocsz_bytes);
+		/* EAL counts hpmalloc's memzones as allocated and the rest of their pages
+		 * as free: the memzones' bytes are hpmalloc's to split */
+		size_t zones = RTE_MIN(hs->chunk_bytes + hs->meta_bytes, s->heap_allocsz_bytes);
+
+		s->heap_allocsz_bytes -= zones;
+		s->heap_freesz_bytes += zones - RTE_MIN(zones, h->heap_allocsz_bytes);
+		s->heap_allocsz_bytes += h->heap_allocsz_bytes;
+		s->free_count += h->free_count;
+		s->alloc_count += h->alloc_count;
+		return;
 	} else {
 		s->heap_totalsz_bytes += h->heap_totalsz_bytes;
 		s->greatest_free_size = RTE_MAX(s->greatest_free_size, h->greatest_free_size);
@@ -398,6 +407,7 @@ HPM_RTE_FN(rte_malloc_get_socket_stats)(int socket, struct rte_malloc_socket_sta
 {
 	struct hpm_rte_tls *t = &hpm_rte_tls;
 	struct rte_malloc_socket_stats h;
+	struct hpm_heap_stats hs;
 	bool on = routed(t, HPM_RTE_OP_OTHER);
 	const char *src;
 	int rc, hrc;
@@ -412,9 +422,11 @@ HPM_RTE_FN(rte_malloc_get_socket_stats)(int socket, struct rte_malloc_socket_sta
 		return rc;
 	hpm_rte_count_hpm(t, HPM_RTE_OP_OTHER);
 	NESTED(t, hrc = hpm_malloc_get_socket_stats(socket, &h));
+	if (hrc == 0)
+		NESTED(t, hrc = hpm_heap_get_stats(socket, &hs));
 	if (rc == 0 && hrc == 0) {
 		src = hpm_source_name();
-		merge_stats(stats, &h, src != NULL && strcmp(src, "eal") == 0);
+		merge_stats(stats, &h, &hs, src != NULL && strcmp(src, "eal") == 0);
 	}
 	return rc;
 }

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The statistics tell the truth about the memory held: what every socket's
+ * heap_totalsz_bytes says the heap holds is what the process has mapped of
+ * hugepages since hpm_init() (Shared_Hugetlb + Private_Hugetlb of
+ * /proc/self/smaps_rollup), on the eal source: after growth over every route,
+ * during and after churn with frees across lcores (blocks in caches and the
+ * transfer store, counted once, as free), after a trim, and after hpm_fini()
+ * (nothing left). And the parts add up: alloc + free = total, held = chunks +
+ * metadata + overhead, chunks = live + cached + free.
+ *
+ * Tolerance: heap_totalsz_bytes counts every page one of the heap's memzones
+ * (or the EAL header just below it) touches. A page EAL had mapped before
+ * hpm_init() for itself may hold one of the heap's first memzones too: it is
+ * counted by the heap and not in the difference since hpm_init(). So the
+ * heap may say up to those pages (EAL's, measured before hpm_init(): 2 MiB
+ * here) more, never less; this test makes no other EAL allocation. Exact
+ * otherwise.
+ *
+ * usage: test_held   (EAL with two lcores: -l 0-1)
+ */
+
+#include <inttypes.h>
+
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_memory.h>
+#include <rte_memzone.h>
+#include <rte_launch.h>
+#include <rte_ring.h>
+
+#include "hpm_malloc.h"
+#include "test_common.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define NBLK 8000
+#define RING_SIZE 4096
+
+static size_t eal_mapped;
+static void *blk[NBLK];
+static struct rte_ring *ring;
+static uint64_t rs = 0x4e1d;
+
+/* Every socket's figures summed; false if a socket's are missing. */
+static bool
+sum_stats(struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs)
+{
+	struct rte_malloc_socket_stats s;
+	struct hpm_heap_stats h;
+	bool any = false;
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	memset(hs, 0, sizeof(*hs));
+	for (i = 0; i < RTE_MAX_NUMA_NODES; i++) {
+		if (hpm_malloc_get_socket_stats(i, &s) != 0)
+			continue;
+		CHECK(hpm_heap_get_stats(i, &h) == 0, "heap stats of socket %d", i);
+		CHECK(s.heap_allocsz_bytes + s.heap_freesz_bytes == s.heap_totalsz_bytes,
+			"socket %d: alloc %zu + free %zu != total %zu", i, s.heap_allocsz_bytes,
+			s.heap_freesz_bytes, s.heap_totalsz_bytes);
+		CHECK(h.held_bytes == s.heap_totalsz_bytes && h.live_bytes == s.heap_allocsz_bytes,
+			"socket %d: parts say held %zu live %zu, stats %zu %zu", i, h.held_bytes,
+			h.live_bytes, s.heap_totalsz_bytes, s.heap_allocsz_bytes);
+		CHECK(h.chunk_bytes + h.meta_bytes + h.overhead_bytes == h.held_bytes,
+			"socket %d: chunks %zu + meta %zu + overhead %zu != held %zu", i,
+			h.chunk_bytes, h.meta_bytes, h.overhead_bytes, h.held_bytes);
+		/* a heap span's last 64 bytes are a sentinel, in no block */
+		CHECK(h.live_bytes + h.cached_bytes + h.free_bytes <= h.chunk_bytes &&
+				h.live_bytes + h.cached_bytes + h.free_bytes +
+						64 * (h.chunk_bytes / (2 * MIB)) >=
+					h.chunk_bytes,
+			"socket %d: live %zu + cached %zu + free %zu, chunks %zu", i, h.live_bytes,
+			h.cached_bytes, h.free_bytes, h.chunk_bytes);
+		st->heap_totalsz_bytes += s.heap_totalsz_bytes;
+		st->heap_allocsz_bytes += s.heap_allocsz_bytes;
+		st->heap_freesz_bytes += s.heap_freesz_bytes;
+		st->alloc_count += s.alloc_count;
+		hs->held_bytes += h.held_bytes;
+		hs->chunk_bytes += h.chunk_bytes;
+		hs->meta_bytes += h.meta_bytes;
+		hs->overhead_bytes += h.overhead_bytes;
+		hs->cached_bytes += h.cached_bytes;
+		hs->chunks += h.chunks;
+		any = true;
+	}
+	return any;
+}
+
+/* hpmalloc's memzones, by EAL's records: the pages they (and EAL's header below each) touch. */
+#define MAX_ZONES 4096
+static uintptr_t zstart[MAX_ZONES], zend[MAX_ZONES];
+static unsigned int nzones;
+
+static void
+zone_cb(const struct rte_memzone *mz, void *arg)
+{
+	size_t pg = mz->hugepage_sz != 0 ? mz->hugepage_sz : 4096;
+
+	RTE_SET_USED(arg);
+	if (strncmp(mz->name, "hpm_", 4) != 0 || nzones >= MAX_ZONES)
+		return;
+	/* EAL's element header: the two cache lines below the zone */
+	zstart[nzones] = RTE_ALIGN_FLOOR((uintptr_t)mz->addr - 2 * RTE_CACHE_LINE_SIZE, pg);
+	zend[nzones++] = RTE_ALIGN_CEIL((uintptr_t)mz->addr + mz->len, pg);
+}
+
+/* Whether a page holds some of hpmalloc's memzones; counts the pages EAL maps and those. */
+struct pages {
+	size_t mapped;
+	size_t hpm;
+};
+
+static int
+page_cb(const struct rte_memseg_list *msl, const struct rte_memseg *ms, void *arg)
+{
+	struct pages *pg = arg;
+	uintptr_t va = (uintptr_t)ms->addr;
+	unsigned int i;
+
+	RTE_SET_USED(msl);
+	pg->mapped += ms->len;
+	for (i = 0; i < nzones; i++)
+		if (zstart[i] < va + ms->len && va < zend[i]) {
+			pg->hpm += ms->len;
+			break;
+		}
+	return 0;
+}
+
+/*
+ * The heap's count against the machine's, now: what the heap says it holds
+ * is exactly the pages its memzones touch by EAL's records, and the process
+ * maps those and EAL's own (hpm_init() found those mapped; EAL's free pages
+ * since hpm_init() are in the difference).
+ */
+static void
+compare(const char *when)
+{
+	struct rte_malloc_socket_stats st, e;
+	struct hpm_heap_stats hs;
+	struct pages pg = {0};
+	size_t mapped = test_hugetlb_mapped();
+
+	if (!sum_stats(&st, &hs)) {
+		CHECK(false, "%s: no statistics", when);
+		return;
+	}
+	nzones = 0;
+	rte_memzone_walk(zone_cb, NULL);
+	rte_memseg_walk(page_cb, &pg);
+	rte_malloc_get_socket_stats(rte_socket_id(), &e);
+	printf("%-24s held %6.1f MiB (chunks %6.1f in %3u, meta %4.1f, overhead %5.1f; "
+	       "live %6.1f, cached %4.1f); mapped %6.1f MiB, EAL's rest %4.1f\n",
+		when, st.heap_totalsz_bytes / (double)MIB, hs.chunk_bytes / (double)MIB, hs.chunks,
+		hs.meta_bytes / (double)MIB, hs.overhead_bytes / (double)MIB,
+		st.heap_allocsz_bytes / (double)MIB, hs.cached_bytes / (double)MIB,
+		mapped / (double)MIB,
+		(mapped - RTE_MIN(mapped, st.heap_totalsz_bytes)) / (double)MIB);
+	CHECK(st.heap_totalsz_bytes == pg.hpm,
+		"%s: the heap says it holds %zu bytes, its %u memzones touch %zu bytes of pages",
+		when, st.heap_totalsz_bytes, nzones, pg.hpm);
+	CHECK(pg.mapped == mapped && e.heap_totalsz_bytes == mapped,
+		"%s: EAL maps %zu bytes of pages (its heap %zu), the process %zu", when, pg.mapped,
+		e.heap_totalsz_bytes, mapped);
+	/* what is not the heap's is EAL's: its pages of before, and free ones */
+	CHECK(st.heap_totalsz_bytes <= mapped &&
+			mapped - st.heap_totalsz_bytes <= eal_mapped + e.heap_freesz_bytes,
+		"%s: the heap says %zu, the process maps %zu (EAL's %zu before, %zu free)", when,
+		st.heap_totalsz_bytes, mapped, eal_mapped, e.heap_freesz_bytes);
+}
+
+/* A size and alignment of every route: size classes, heap, granules, large. */
+static size_t
+pick(unsigned int *align)
+{
+	unsigned int r = test_rand(&rs) % 100;
+
+	*align = 0;
+	if (r < 40)
+		return 16 + test_rand(&rs) % 1024;
+	if (r < 60)
+		return 1024 + test_rand(&rs) % (63 * 1024);
+	if (r < 75) {
+		*align = 4096;
+		return 4096;
+	}
+	if (r < 85) {
+		*align = 65536;
+		return 65536;
+	}
+	if (r < 99 || test_rand(&rs) % 4 != 0)
+		return 64 * 1024 + test_rand(&rs) % (192 * 1024);
+	*align = 2 * MIB;
+	return 2 * MIB + test_rand(&rs) % (2 * MIB);
+}
+
+static unsigned int
+grow(unsigned int n)
+{
+	unsigned int i, align;
+
+	for (i = 0; i < n; i++) {
+		size_t size = pick(&align);
+
+		blk[i] = hpm_malloc("held", size, align);
+		CHECK(blk[i] != NULL, "block %u of %zu", i, size);
+		if (blk[i] == NULL)
+			break;
+		memset(blk[i], 0x5a, RTE_MIN(size, (size_t)256));
+	}
+	return i;
+}
+
+/* The worker lcore allocates, the main lcore frees (across lcores), n blocks. */
+static int
+producer(void *arg)
+{
+	unsigned int n = (unsigned int)(uintptr_t)arg, i, align;
+	uint64_t r = 0xfeed;
+
+	for (i = 0; i < n; i++) {
+		size_t size;
+		void *p;
+
+		r = r * 6364136223846793005u + 1;
+		size = (r >> 33) % 3 == 0 ? 4096 : 64 + (r >> 40) % 2048;
+		align = size == 4096 ? 4096 : 0;
+		p = hpm_malloc("held", size, align);
+		if (p == NULL)
+			return -1;
+		while (rte_ring_sp_enqueue(ring, p) != 0)
+			rte_pause();
+	}
+	return 0;
+}
+
+static void
+churn(unsigned int worker, unsigned int n)
+{
+	unsigned int got = 0;
+	void *p;
+
+	rte_eal_remote_launch(producer, (void *)(uintptr_t)n, worker);
+	while (got < n) {
+		if (rte_ring_sc_dequeue(ring, &p) == 0) {
+			hpm_free(p);
+			got++;
+		}
+	}
+	CHECK(rte_eal_wait_lcore(worker) == 0, "the producer failed");
+}
+
+int
+main(void)
+{
+	struct hpm_config cfg;
+	unsigned int worker, n, i;
+	int rc;
+
+	if (test_eal_init("held", "-l", "0-1", "--no-pci", NULL) != 0)
+		return TEST_SKIP;
+	worker = rte_get_next_lcore(-1, 1, 0);
+	ring = rte_ring_create("held_ring", RING_SIZE, SOCKET_ID_ANY,
+		RING_F_SP_ENQ | RING_F_SC_DEQ);
+	eal_mapped = test_hugetlb_mapped();
+	if (worker >= RTE_MAX_LCORE || ring == NULL || eal_mapped == 0) {
+		printf("needs two lcores and hugepages (smaps counts %zu bytes): skipped\n",
+			eal_mapped);
+		return test_end("held") == 0 ? TEST_SKIP : 1;
+	}
+	/* the ring is EAL's: the pages it took count before hpm_init() */
+	eal_mapped = test_hugetlb_mapped();
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_EAL;
+	rc = hpm_init(&cfg);
+	CHECK(rc == 0, "hpm_init: %d", rc);
+	if (rc != 0)
+		return test_end("held");
+	blk[0] = hpm_malloc("held", 64, 0);
+	compare("first block");
+	hpm_free(blk[0]);
+
+	n = grow(NBLK);
+	compare("after growth");
+	/* holes everywhere: every other block */
+	for (i = 0; i < n; i += 2)
+		hpm_free(blk[i]);
+	compare("half freed");
+	for (i = 0; i < 4; i++) {
+		churn(worker, 200000);
+		compare("churn across lcores");
+	}
+	for (i = 1; i < n; i += 2)
+		hpm_free(blk[i]);
+	compare("all freed, caches full");
+	hpm_cache_flush();
+	hpm_cache_flush_lcore(worker);
+	compare("caches flushed");
+	CHECK(hpm_heap_trim() > 0, "the trim gave nothing back");
+	compare("after the trim");
+	CHECK(hpm_heap_check() == 0, "heap check");
+	hpm_fini();
+	CHECK(test_hugetlb_mapped() == eal_mapped,
+		"after hpm_fini() the process maps %zu bytes of hugepages, %zu before hpm_init()",
+		test_hugetlb_mapped(), eal_mapped);
+	rte_ring_free(ring);
+	return test_end("held");
+}
