@@ -14,6 +14,7 @@
 #include <rte_eal.h>
 #include <rte_memzone.h>
 #include <rte_errno.h>
+#include "block.h"
 #include "lock.h"
 
 #include "check.h"
@@ -132,6 +133,9 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	st->no_huge = src->kind == HPM_SOURCE_EAL ? !rte_eal_has_hugepages()
 						  : !src->hugepages && cfg->fake_sockets == 0;
 	st->unit_iova_contig = unit_iova_contig(src);
+	/* a new key for the heap's header tags: no header of an older heap is valid */
+	hpm_heap_rekey();
+	hpm_heap_report = hpm_bad_pointer;
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
 		sizeof(*st));
 	state_sockets(st, src);
@@ -194,6 +198,8 @@ state_attach(void)
 		usleep(1);
 	}
 	__atomic_store_n(&st->shared, 1, __ATOMIC_RELEASE);
+	hpm_heap_attach(&st->arenas[st->socket_ids[0]].heap);
+	hpm_heap_report = hpm_bad_pointer;
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();
