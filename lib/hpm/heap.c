@@ -358,7 +358,8 @@ span_repair(struct hpm_unit *u)
 		size_t off = (uintptr_t)b - (uintptr_t)u->va, size, flags;
 		bool is_free = blk_state(u, b) == HPM_BLK_NONE;
 
-		if (blk_ok(b) && blk_size(b) >= BLK_MIN && off + blk_size(b) <= HPM_UNIT_SIZE - BLK_HDR) {
+		if (blk_ok(b) && blk_size(b) >= BLK_MIN &&
+			off + blk_size(b) <= HPM_UNIT_SIZE - BLK_HDR) {
 			size = blk_size(b);
 			if (blk_is_free(b) != is_free) {
 				report(blk_payload(b), "block header and state disagree");
@@ -371,7 +372,8 @@ span_repair(struct hpm_unit *u)
 		}
 		if (is_free && prev != NULL && blk_is_free(prev)) {
 			/* two free blocks in a row: one */
-			blk_set(prev, (blk_size(prev) + size) | (blk_word(prev) & BLK_PREV_FREE) |
+			blk_set(prev,
+				(blk_size(prev) + size) | (blk_word(prev) & BLK_PREV_FREE) |
 					BLK_FREE);
 			blk_kill(b);
 		} else {
@@ -388,7 +390,8 @@ span_repair(struct hpm_unit *u)
 	}
 	blk_open(end);
 	if (!blk_ok(end) || blk_size(end) != 0) {
-		report(blk_payload(end), "span sentinel overwritten (a write past the span's last block)");
+		report(blk_payload(end),
+			"span sentinel overwritten (a write past the span's last block)");
 		damaged++;
 		blk_set(end, 0);
 	}
@@ -641,7 +644,8 @@ hpm_heap_release_spares(struct hpm_heap *h)
 again:
 	/* empty spans are the blocks of the largest size */
 	for (b = h->lists[i]; b != NULL && h->nempty > 0; b = next) {
-		if (!blk_ok(b) || !blk_is_free(b) || (blk_size(b) == SPAN_BLOCK_MAX && !unlink_ok(h, b))) {
+		if (!blk_ok(b) || !blk_is_free(b) ||
+			(blk_size(b) == SPAN_BLOCK_MAX && !unlink_ok(h, b))) {
 			heap_fix(h);
 			goto again;
 		}
@@ -886,8 +890,9 @@ check_span(const struct hpm_heap *h, const struct hpm_unit *u, size_t *live_byte
 			/* told, then stepped over: it ends where the next block starts */
 			const struct hpm_blk *e = damaged_end(u, b);
 
-			HPM_LOG(ERR, "check: span %p: block %p (%s): header overwritten (a write "
-				     "past the end of the block below?); it ends at %p",
+			HPM_LOG(ERR,
+				"check: span %p: block %p (%s): header overwritten (a write "
+				"past the end of the block below?); it ends at %p",
 				u->va, blk_payload(b), live ? "live" : "free", blk_payload(e));
 			bad++;
 			size = (uintptr_t)e - (uintptr_t)b;
@@ -906,7 +911,8 @@ check_span(const struct hpm_heap *h, const struct hpm_unit *u, size_t *live_byte
 				bad++;
 			}
 			if (is_free && prev_free) {
-				HPM_LOG(ERR, "check: span %p: free blocks %p and below not coalesced",
+				HPM_LOG(ERR,
+					"check: span %p: free blocks %p and below not coalesced",
 					u->va, b);
 				bad++;
 			}
@@ -946,8 +952,9 @@ check_list(const struct hpm_heap *h, unsigned int i, unsigned int *n)
 
 	for (b = h->lists[i]; b != NULL; prev = b, b = b->next_free) {
 		if (!blk_ok(b)) {
-			HPM_LOG(ERR, "check: heap list %u: block %p: header overwritten; the list "
-				     "is not followed further",
+			HPM_LOG(ERR,
+				"check: heap list %u: block %p: header overwritten; the list "
+				"is not followed further",
 				i, blk_payload(b));
 			return bad + 1;
 		}

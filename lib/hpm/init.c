@@ -14,7 +14,6 @@
 #include <rte_eal.h>
 #include <rte_memzone.h>
 #include <rte_errno.h>
-#include "block.h"
 #include "lock.h"
 
 #include "check.h"
@@ -135,7 +134,6 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	st->unit_iova_contig = unit_iova_contig(src);
 	/* a new key for the heap's header tags: no header of an older heap is valid */
 	hpm_heap_rekey();
-	hpm_heap_report = hpm_bad_pointer;
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
 		sizeof(*st));
 	state_sockets(st, src);
@@ -199,7 +197,6 @@ state_attach(void)
 	}
 	__atomic_store_n(&st->shared, 1, __ATOMIC_RELEASE);
 	hpm_heap_attach(&st->arenas[st->socket_ids[0]].heap);
-	hpm_heap_report = hpm_bad_pointer;
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();

@@ -283,8 +283,9 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 		size = hpm_heap_header_size(p); /* poisoned: read where ASan does not look */
 #else
 		/* 0 when the header's tag is wrong (overwritten): the locked path says so */
-		size = hpm_heap_word_size(
-			__atomic_load_n((const uint64_t *)((const uint8_t *)p - 8), __ATOMIC_RELAXED), p);
+		size = hpm_heap_word_size(__atomic_load_n((const uint64_t *)((const uint8_t *)p - 8),
+						  __ATOMIC_RELAXED),
+			p);
 #endif
 		if (size <= HPM_CACHE_SMALL_NCLASS * HPM_CACHE_BLOCK_STEP)
 			return (int)(size / HPM_CACHE_BLOCK_STEP) - 1;
