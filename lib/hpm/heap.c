@@ -55,7 +55,8 @@ hpm_heap_rekey(void)
 		key = ((uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) ^ (uintptr_t)&key;
 		key *= UINT64_C(0xff51afd7ed558ccd);
 	}
-	hpm_heap_key = key != 0 ? key : 1;
+	/* the tags use the low half */
+	hpm_heap_key = (uint32_t)key != 0 ? key : key | 1;
 }
 
 void

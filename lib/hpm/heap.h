@@ -61,7 +61,7 @@ struct hpm_heap {
  * Key of the header tags of this process's heaps; never 0 once a heap is set
  * up. A process that attaches to another's heap takes it (hpm_heap_attach()).
  */
-extern uint64_t hpm_heap_key;
+extern uint64_t hpm_heap_key __attribute__((visibility("hidden"))); /* one load, no GOT */
 
 /**
  * Where damage found in a header is told (the layer above sets it: a
@@ -69,13 +69,19 @@ extern uint64_t hpm_heap_key;
  */
 extern void (*hpm_heap_report)(const void *p, const char *op, const char *why);
 
-/** Tag of a header word whose low half is low, of the block whose payload is at p. */
+/**
+ * Tag of a header word whose low half is low, of the block whose payload is
+ * at p: the low half of the payload's address xor the key xor the low half.
+ * A change of the low half alone always shows, a header copied to another
+ * address (less than 4 GiB away) never is valid, and a word written over it
+ * whole (zeros, a pattern, data) is valid with a chance of 2^-32. Against
+ * overflows, not against a program that reads headers to forge them: no
+ * multiplication, the cache's free path pays a few instructions for it.
+ */
 static inline uint32_t
 hpm_heap_tag(const void *p, uint32_t low)
 {
-	uint64_t x = ((uint64_t)(uintptr_t)p * UINT64_C(0x9e3779b97f4a7c15)) ^ hpm_heap_key ^ low;
-
-	return (uint32_t)((x * UINT64_C(0xd6e8feb86659fd93)) >> 32);
+	return (uint32_t)(uintptr_t)p ^ (uint32_t)hpm_heap_key ^ low;
 }
 
 /**
