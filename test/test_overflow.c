@@ -43,6 +43,9 @@
 #include "test_common.h"
 
 #define NBLOCKS 16
+/* 151 heap blocks of 13888 bytes (13872 usable) fill a 2 MiB span exactly */
+#define SPAN_TILE 13872
+#define SPAN_NBLOCKS 310
 #define MIB (UINT64_C(1) << 20)
 
 /* Child exit codes. */
@@ -63,7 +66,8 @@ struct route {
 	const char *name;
 	size_t size;
 	unsigned int align;
-	bool heap; /* served by the boundary-tag heap or its size classes today */
+	bool heap;     /* served by the boundary-tag heap or its size classes today */
+	bool span_end; /* the target is the last block of a span: the overrun hits its sentinel */
 };
 
 static const struct route routes[] = {
@@ -73,6 +77,7 @@ static const struct route routes[] = {
 	{"heap 3000 B", 3000, 0, true},
 	{"heap 100 B at 256", 100, 256, true},
 	{"heap 20000 B", 20000, 0, true},
+	{"heap 13872 B, a span's last", SPAN_TILE, 0, true, true},
 	{"4K granule (4K/4K)", 4096, 4096, false},
 	{"4K granule run (12 KiB)", 12288, 0, false},
 	{"4K granule run (5000 B at 4K)", 5000, 4096, false},
@@ -230,7 +235,7 @@ static int
 run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool check_first)
 {
 	struct rte_malloc_socket_stats before, after;
-	uint8_t *blk[NBLOCKS], *again[NBLOCKS];
+	uint8_t *blk[SPAN_NBLOCKS], *again[SPAN_NBLOCKS];
 	unsigned int i, t, nb;
 	size_t usable, u;
 	struct hpm_config cfg;
@@ -249,7 +254,7 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 	corrupt0 = hpm_debug_corruption_count();
 	bad0 = hpm_bad_free_count();
 	PHASE("setup");
-	nb = r->size >= MIB ? 4 : NBLOCKS;
+	nb = r->size >= MIB ? 4 : r->span_end ? SPAN_NBLOCKS : NBLOCKS;
 	for (i = 0; i < nb; i++) {
 		blk[i] = hpm_malloc("overflow", r->size, r->align);
 		if (blk[i] == NULL)
@@ -260,6 +265,15 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 	for (i = 0; i < nb; i++)
 		fill(blk[i], r->size, (uint8_t)i);
 	t = nb / 2 - 1;
+	if (r->span_end) {
+		/* the block whose header-sized tail ends its 2 MiB unit: the sentinel is next */
+		for (t = 0; t + 1 < nb; t++)
+			if (((uintptr_t)blk[t] + hpm_malloc_usable_size(blk[t]) + 16) % (2 * MIB) ==
+				0)
+				break;
+		if (t + 1 >= nb)
+			return R_SETUP;
+	}
 	usable = hpm_malloc_usable_size(blk[t]);
 	if (usable < r->size)
 		return R_SETUP;
