@@ -16,8 +16,8 @@
  *
  * A write of up to 64 bytes past a block reaches the next block's header
  * (and its free-list links, when it is free). So a header's size word
- * carries a tag: a hash of its low half (size and flags), of the block's
- * address and of a secret key per heap state. Whoever trusts a header checks
+ * carries a tag in its high half, made of its low half (size and flags), of
+ * the block's address and of a secret key per heap state (hpm_heap_tag()). Whoever trusts a header checks
  * its tag first: the cache's free path (hpm_heap_word_size()), a free, a
  * merge with a neighbour, a walk of a free list, the check. A damaged header
  * is reported (hpm_heap_report) and repaired from what is out of band: a
