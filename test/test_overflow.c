@@ -230,6 +230,9 @@ place(const struct route *r, enum where w, int cls, void *nb)
 	}
 }
 
+/* A report: one more bad pointer or corruption counted since the case began. */
+#define REPORTED() (hpm_debug_corruption_count() != corrupt0 || hpm_bad_free_count() != bad0)
+
 /* One case, in the child: its exit code is the verdict. */
 static int
 run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool check_first)
@@ -303,6 +306,8 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 	case W_XFER:
 		PHASE("flush of the cache (and of the transfer store)");
 		hpm_cache_flush();
+		if (REPORTED())
+			DETECTED();
 		/* fall through */
 	case W_CACHED:
 	case W_FREE:
@@ -318,20 +323,26 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 		break;
 	}
 	/* the neighbour: validated and freed; then the target; then the heap checked */
+	if (REPORTED())
+		DETECTED();
 	PHASE("validate of the neighbour");
-	if (hpm_malloc_validate(blk[t + 1], &u) != 0 || u < r->size)
+	if (hpm_malloc_validate(blk[t + 1], &u) != 0 || u < r->size || REPORTED())
 		DETECTED();
 	PHASE("validate of the overrun block");
-	if (hpm_malloc_validate(blk[t], &u) != 0 || u < r->size)
+	if (hpm_malloc_validate(blk[t], &u) != 0 || u < r->size || REPORTED())
 		DETECTED();
 	/* what the overrun wrote into a neighbour's data is the application's loss, not ours */
 	PHASE("free of the neighbour");
 	hpm_free(blk[t + 1]);
+	if (REPORTED())
+		DETECTED();
 	PHASE("hpm_heap_check after the neighbour's free");
 	if (hpm_heap_check() != 0)
 		DETECTED();
 	PHASE("free of the overrun block");
 	hpm_free(blk[t]);
+	if (REPORTED())
+		DETECTED();
 	PHASE("hpm_heap_check after its free");
 	if (hpm_heap_check() != 0)
 		DETECTED();

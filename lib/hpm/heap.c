@@ -796,9 +796,10 @@ hpm_heap_block_size(const struct hpm_unit *u, const void *p)
 
 	if (b == NULL)
 		return 0;
+	/* the block is sound, its header is not: told, and its true size (repaired at its free) */
 	if (unlikely(!blk_ok(b))) {
 		report(p, WHY_HEADER);
-		return 0;
+		return (uintptr_t)damaged_end(u, b) - (uintptr_t)b;
 	}
 	return blk_size(b);
 }

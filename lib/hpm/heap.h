@@ -145,12 +145,13 @@ int hpm_heap_free(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t *bytes
  */
 size_t hpm_heap_header_size(const void *p);
 
-/** Usable bytes of the block at p held by the application, 0 if none or damaged. */
+/** Usable bytes of the block at p held by the application, 0 if none. */
 size_t hpm_heap_usable(const struct hpm_unit *u, const void *p);
 
 /**
  * Bytes (header and rounding included) of the block at p held by the
- * application, 0 if none or if its header is damaged (reported).
+ * application, 0 if none. A damaged header is reported, and the size found
+ * from what follows the block (its free repairs the header). Lock held.
  */
 size_t hpm_heap_block_size(const struct hpm_unit *u, const void *p);
 
