@@ -75,11 +75,15 @@ hpm_heap_init(struct hpm_heap *h, struct hpm_chunk_set *cs)
 	h->key = hpm_heap_key;
 }
 
-/* The low half of the size word: size and flags. */
+/*
+ * The low half of the size word: size and flags. Plain reads: this module
+ * writes headers only under the lock, and whole (blk_set()); the holder of a
+ * live block reads its size word without the lock, never writes it.
+ */
 static inline size_t
 blk_word(const struct hpm_blk *b)
 {
-	return (uint32_t)__atomic_load_n(&b->size, __ATOMIC_RELAXED);
+	return (uint32_t)b->size;
 }
 
 static inline size_t
@@ -154,7 +158,7 @@ blk_ok(const struct hpm_blk *b)
 	uint64_t w;
 
 	blk_open(b);
-	w = __atomic_load_n(&b->size, __ATOMIC_RELAXED);
+	w = b->size;
 	return (uint32_t)(w >> 32) == hpm_heap_tag(blk_payload(b), (uint32_t)w);
 }
 
@@ -280,41 +284,46 @@ report(const void *p, const char *why)
 #define WHY_HEADER "block header overwritten (a write past the end of the block below?)"
 
 /*
- * The links of free block b (its header checked) agree with the list head
- * and with its neighbours' links: it can be unlinked.
+ * The links of free block b (its header checked, so its links are this
+ * module's) agree with the list head and with its neighbours' links: it can
+ * be unlinked. The neighbours' links are the words the unlink writes.
  */
-static bool
+static inline bool
 unlink_ok(const struct hpm_heap *h, const struct hpm_blk *b)
 {
 	const struct hpm_blk *n = b->next_free, *p = b->prev_free;
 
-	if (p == NULL ? h->lists[list_index(blk_size(b))] != b
-		      : !blk_ok(p) || !blk_is_free(p) || p->next_free != b)
+	if (p == NULL ? h->lists[list_index(blk_size(b))] != b : p->next_free != b)
 		return false;
-	return n == NULL || (blk_ok(n) && blk_is_free(n) && n->prev_free == b);
+	return n == NULL || n->prev_free == b;
 }
 
 /*
- * Every header an operation on block b reads or rewrites is valid, and every
- * free block it may unlink is linked right: b (free or live as is_free
- * says), the block above it and the one above that when it is free, the
- * block below when b's flag says that one is free.
+ * The headers an operation on block b trusts are valid, and the free blocks
+ * it unlinks are linked right. An overflow comes from a live block, into
+ * the header after it: so a free b (to be taken) is checked, with its
+ * links; a live b (to be freed or resized) is checked, with the block above
+ * it (and its links when free) and the free block below when b's flag says
+ * there is one. The header above a free block follows no live block: it is
+ * not checked (that would cost every allocation, for a write after a free).
  */
-static bool
+static inline bool
 around_ok(const struct hpm_heap *h, const struct hpm_blk *b, bool is_free)
 {
 	size_t off = (uintptr_t)b & (HPM_UNIT_SIZE - 1);
 	const struct hpm_blk *next, *prev;
+	size_t word = blk_word(b);
 
-	if (!blk_ok(b) || blk_is_free(b) != is_free || blk_size(b) < BLK_MIN ||
-		off + blk_size(b) > HPM_UNIT_SIZE - BLK_HDR || (is_free && !unlink_ok(h, b)))
+	if (!blk_ok(b) || !!(word & BLK_FREE) != is_free)
+		return false;
+	if (is_free)
+		return unlink_ok(h, b);
+	if (blk_size(b) < BLK_MIN || off + blk_size(b) > HPM_UNIT_SIZE - BLK_HDR)
 		return false;
 	next = blk_next(b);
-	if (!blk_ok(next))
+	if (!blk_ok(next) || (blk_is_free(next) && !unlink_ok(h, next)))
 		return false;
-	if (blk_is_free(next) && (!unlink_ok(h, next) || !blk_ok(blk_next(next))))
-		return false;
-	if (blk_prev_is_free(b)) {
+	if (word & BLK_PREV_FREE) {
 		if (b->prev_size < BLK_MIN || b->prev_size % BLK_ALIGN ||
 			b->prev_size > off - SPAN_FIRST)
 			return false;
