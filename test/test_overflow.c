@@ -268,6 +268,9 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 	for (i = 0; i < nb; i++)
 		fill(blk[i], r->size, (uint8_t)i);
 	t = nb / 2 - 1;
+	/* debug mode's canaries make the blocks larger: none ends a span */
+	if (r->span_end && debug_mode)
+		return R_NA;
 	if (r->span_end) {
 		/* the block whose header-sized tail ends its 2 MiB unit: the sentinel is next */
 		for (t = 0; t + 1 < nb; t++)

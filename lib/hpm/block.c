@@ -22,8 +22,7 @@ hpm_bad_pointer(const void *ptr, const char *op, const char *why)
 }
 
 /* The heap tells of the headers an overflow damaged as of bad pointers: counted, logged. */
-static void __attribute__((constructor))
-block_report_heap_damage(void)
+static void __attribute__((constructor)) block_report_heap_damage(void)
 {
 	hpm_heap_report = hpm_bad_pointer;
 }

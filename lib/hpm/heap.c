@@ -1053,5 +1053,10 @@ heap_sound(const struct hpm_heap *h)
 unsigned int
 hpm_heap_repair(struct hpm_heap *h)
 {
-	return heap_sound(h) ? 0 : heap_fix(h);
+	unsigned int n;
+
+	if (heap_sound(h))
+		return 0;
+	n = heap_fix(h);
+	return n != 0 ? n : 1; /* links alone */
 }

@@ -17,13 +17,12 @@
  * A write of up to 64 bytes past a block reaches the next block's header
  * (and its free-list links, when it is free). So a header's size word
  * carries a tag in its high half, made of its low half (size and flags), of
- * the block's address and of a secret key per heap state (hpm_heap_tag()). Whoever trusts a header checks
- * its tag first: the cache's free path (hpm_heap_word_size()), a free, a
- * merge with a neighbour, a walk of a free list, the check. A damaged header
- * is reported (hpm_heap_report) and repaired from what is out of band: a
- * block ends where the next valid header or live state byte is (headers a
- * merge absorbs are killed), it is free when its state byte says so; then
- * the free lists are rebuilt from the spans.
+ * the block's address and of a secret key per heap state (hpm_heap_tag()). Whoever trusts a header
+ * checks its tag first: the cache's free path (hpm_heap_word_size()), a free, a merge with a
+ * neighbour, a walk of a free list, the check. A damaged header is reported (hpm_heap_report) and
+ * repaired from what is out of band: a block ends where the next valid header or live state byte is
+ * (headers a merge absorbs are killed), it is free when its state byte says so; then the free lists
+ * are rebuilt from the spans.
  */
 
 #include <stdbool.h>
@@ -121,7 +120,8 @@ void hpm_heap_attach(const struct hpm_heap *h);
 
 /**
  * Find and repair damaged headers and free lists (each reported); the number
- * of damaged blocks found. Arena lock held.
+ * of damaged blocks found (1 for free-list links alone), 0 if none. Arena
+ * lock held.
  */
 unsigned int hpm_heap_repair(struct hpm_heap *h);
 
