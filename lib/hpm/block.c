@@ -21,6 +21,12 @@ hpm_bad_pointer(const void *ptr, const char *op, const char *why)
 		HPM_LOG(ERR, "%s(%p): %s; heap left intact (%" PRIu64 " so far)", op, ptr, why, n);
 }
 
+/* The heap tells of the headers an overflow damaged as of bad pointers: counted, logged. */
+static void __attribute__((constructor)) block_report_heap_damage(void)
+{
+	hpm_heap_report = hpm_bad_pointer;
+}
+
 uint64_t
 hpm_bad_free_count(void)
 {

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
 
 #include <rte_bitops.h>
 
@@ -14,7 +16,9 @@
 /*
  * Block layout: a 16-byte header just below a 64-byte aligned payload.
  * A span's first header sits at offset 48; a zero-size sentinel header at
- * the span's end stops coalescing.
+ * the span's end stops coalescing. The size word's high half is its tag
+ * (heap.h); no valid header stays inside a block (a merge kills the headers
+ * it absorbs), so that the next valid header says where a damaged block ends.
  */
 #define BLK_HDR 16u
 #define BLK_ALIGN 64u
@@ -30,24 +34,74 @@
 struct hpm_blk {
 	/** Size of the block below, when it is free. */
 	size_t prev_size;
-	/** Size of this block (a multiple of 64) and flags. */
-	size_t size;
+	/** Size of this block (a multiple of 64) and flags; the tag in the high half. */
+	uint64_t size;
 	/* free blocks only: */
 	struct hpm_blk *next_free;
 	struct hpm_blk *prev_free;
 };
+
+uint64_t hpm_heap_key;
+void (*hpm_heap_report)(const void *p, const char *op, const char *why);
+
+void
+hpm_heap_rekey(void)
+{
+	uint64_t key = 0;
+	struct timespec ts;
+
+	if (getrandom(&key, sizeof(key), GRND_NONBLOCK) != sizeof(key)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		key = ((uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) ^ (uintptr_t)&key;
+		key *= UINT64_C(0xff51afd7ed558ccd);
+	}
+	/* the tags use the low half */
+	hpm_heap_key = (uint32_t)key != 0 ? key : key | 1;
+}
+
+void
+hpm_heap_attach(const struct hpm_heap *h)
+{
+	hpm_heap_key = h->key;
+}
 
 void
 hpm_heap_init(struct hpm_heap *h, struct hpm_chunk_set *cs)
 {
 	memset(h, 0, sizeof(*h));
 	h->cs = cs;
+	if (hpm_heap_key == 0)
+		hpm_heap_rekey();
+	h->key = hpm_heap_key;
+}
+
+/*
+ * The low half of the size word: size and flags. Plain reads: this module
+ * writes headers only under the lock, and whole (blk_set()); the holder of a
+ * live block reads its size word without the lock, never writes it.
+ */
+static inline size_t
+blk_word(const struct hpm_blk *b)
+{
+	return (uint32_t)b->size;
 }
 
 static inline size_t
 blk_size(const struct hpm_blk *b)
 {
-	return b->size & ~(size_t)BLK_FLAGS;
+	return blk_word(b) & ~(size_t)BLK_FLAGS;
+}
+
+static inline bool
+blk_is_free(const struct hpm_blk *b)
+{
+	return blk_word(b) & BLK_FREE;
+}
+
+static inline bool
+blk_prev_is_free(const struct hpm_blk *b)
+{
+	return blk_word(b) & BLK_PREV_FREE;
 }
 
 static inline struct hpm_blk *
@@ -68,6 +122,54 @@ blk_of(const void *p)
 	return (struct hpm_blk *)((uintptr_t)p - BLK_HDR);
 }
 
+/*
+ * Headers and free lists live in memory poisoned for memory checkers: this
+ * module is built without AddressSanitizer (meson.build), and opens them to
+ * valgrind, which sees every access, as it touches them.
+ */
+static inline void
+blk_open(const struct hpm_blk *b)
+{
+#ifdef HPM_VALGRIND
+	HPM_UNPOISON(b, sizeof(*b));
+#else
+	RTE_SET_USED(b);
+#endif
+}
+
+/*
+ * Write a header's size and flags with their tag. Whole, at once: the
+ * holder of a live block reads its size without the lock, to free it into a
+ * cache; the size of a live block does not change, its flags may.
+ */
+static inline void
+blk_set(struct hpm_blk *b, size_t word)
+{
+	uint32_t low = (uint32_t)word;
+
+	__atomic_store_n(&b->size, (uint64_t)hpm_heap_tag(blk_payload(b), low) << 32 | low,
+		__ATOMIC_RELAXED);
+}
+
+/* The header's tag matches: written by this module, not by an overflow. */
+static inline bool
+blk_ok(const struct hpm_blk *b)
+{
+	uint64_t w;
+
+	blk_open(b);
+	w = b->size;
+	return (uint32_t)(w >> 32) == hpm_heap_tag(blk_payload(b), (uint32_t)w);
+}
+
+/* A header a merge absorbs: made invalid, so that no walk takes it for a block. */
+static inline void
+blk_kill(struct hpm_blk *b)
+{
+	__atomic_store_n(&b->size, (uint64_t)(hpm_heap_tag(blk_payload(b), 0) ^ 1) << 32,
+		__ATOMIC_RELAXED);
+}
+
 /* List of a block size: 8 lists per power of two, 16 per range [2^k, 2^(k+2)). */
 static inline unsigned int
 list_index(size_t size)
@@ -86,20 +188,6 @@ list_index_fit(size_t size)
 	return list_index(size + (UINT64_C(1) << (msb - 3)) - 1);
 }
 
-/*
- * Headers and free lists live in memory poisoned for memory checkers: this
- * module is built without AddressSanitizer (meson.build), and opens them to
- * valgrind, which sees every access, as it touches them.
- */
-static inline void
-blk_open(struct hpm_blk *b)
-{
-#ifdef HPM_VALGRIND
-	HPM_UNPOISON(b, sizeof(*b));
-#else
-	RTE_SET_USED(b);
-#endif
-}
 static void
 list_insert(struct hpm_heap *h, struct hpm_blk *b)
 {
@@ -164,29 +252,259 @@ blk_pad(const struct hpm_blk *b, size_t align)
 	return RTE_ALIGN_CEIL(payload, align) - payload;
 }
 
+/* A span's first header and its sentinel. */
+static inline struct hpm_blk *
+span_first(const struct hpm_unit *u)
+{
+	return (struct hpm_blk *)(u->va + SPAN_FIRST);
+}
+
+static inline struct hpm_blk *
+span_end(const struct hpm_unit *u)
+{
+	return (struct hpm_blk *)(u->va + HPM_UNIT_SIZE - BLK_HDR);
+}
+
+static inline uint8_t
+blk_state(const struct hpm_unit *u, const struct hpm_blk *b)
+{
+	return __atomic_load_n(hpm_heap_state(u, blk_payload(b)), __ATOMIC_RELAXED);
+}
+
+/* Tell the layer above (it counts and logs) of damage at the block whose payload is p. */
+static void
+report(const void *p, const char *why)
+{
+	if (hpm_heap_report != NULL)
+		hpm_heap_report(p, "heap", why);
+	else
+		HPM_LOG(ERR, "heap: block %p: %s", p, why);
+}
+
+#define WHY_HEADER "block header overwritten (a write past the end of the block below?)"
+
+/*
+ * The links of free block b (its header checked, so its links are this
+ * module's) agree with the list head and with its neighbours' links: it can
+ * be unlinked. The neighbours' links are the words the unlink writes.
+ */
+static inline bool
+unlink_ok(const struct hpm_heap *h, const struct hpm_blk *b)
+{
+	const struct hpm_blk *n = b->next_free, *p = b->prev_free;
+
+	if (p == NULL ? h->lists[list_index(blk_size(b))] != b : p->next_free != b)
+		return false;
+	return n == NULL || n->prev_free == b;
+}
+
+/*
+ * The headers an operation on block b trusts are valid, and the free blocks
+ * it unlinks are linked right. An overflow comes from a live block, into
+ * the header after it: so a free b (to be taken) is checked, with its
+ * links; a live b (to be freed or resized) is checked, with the block above
+ * it (and its links when free) and the free block below when b's flag says
+ * there is one. The header above a free block follows no live block: it is
+ * not checked (that would cost every allocation, for a write after a free).
+ */
+static inline bool
+around_ok(const struct hpm_heap *h, const struct hpm_blk *b, bool is_free)
+{
+	size_t off = (uintptr_t)b & (HPM_UNIT_SIZE - 1);
+	const struct hpm_blk *next, *prev;
+	size_t word = blk_word(b);
+
+	if (!blk_ok(b) || !!(word & BLK_FREE) != is_free)
+		return false;
+	if (is_free)
+		return unlink_ok(h, b);
+	if (blk_size(b) < BLK_MIN || off + blk_size(b) > HPM_UNIT_SIZE - BLK_HDR)
+		return false;
+	next = blk_next(b);
+	if (!blk_ok(next) || (blk_is_free(next) && !unlink_ok(h, next)))
+		return false;
+	if (word & BLK_PREV_FREE) {
+		if (b->prev_size < BLK_MIN || b->prev_size % BLK_ALIGN ||
+			b->prev_size > off - SPAN_FIRST)
+			return false;
+		prev = (const struct hpm_blk *)((uintptr_t)b - b->prev_size);
+		if (!blk_ok(prev) || !blk_is_free(prev) || blk_size(prev) != b->prev_size ||
+			!unlink_ok(h, prev))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Where the block at b ends when its header cannot say: at the next header
+ * that is valid or whose state byte says a live block starts there (the
+ * sentinel at the latest). No valid header is left inside a block.
+ */
 static struct hpm_blk *
-find_block(const struct hpm_heap *h, size_t need, size_t align)
+damaged_end(const struct hpm_unit *u, const struct hpm_blk *b)
+{
+	const struct hpm_blk *end = span_end(u), *c = b;
+
+	for (c = (const struct hpm_blk *)((uintptr_t)b + BLK_ALIGN); c < end;
+		c = (const struct hpm_blk *)((uintptr_t)c + BLK_ALIGN))
+		if (blk_state(u, c) != HPM_BLK_NONE || blk_ok(c))
+			break;
+	return (struct hpm_blk *)(uintptr_t)c;
+}
+
+/*
+ * Rewrite the headers of a span from what is out of band where they are
+ * damaged: a block's start from the chain of sizes, its end from
+ * damaged_end(), whether it is free from its state byte; free neighbours
+ * merge. The free lists are rebuilt after. The number of damaged headers.
+ */
+static unsigned int
+span_repair(struct hpm_unit *u)
+{
+	struct hpm_blk *b = span_first(u), *end = span_end(u), *prev = NULL;
+	unsigned int damaged = 0;
+
+	while (b < end) {
+		size_t off = (uintptr_t)b - (uintptr_t)u->va, size, flags;
+		bool is_free = blk_state(u, b) == HPM_BLK_NONE;
+
+		if (blk_ok(b) && blk_size(b) >= BLK_MIN &&
+			off + blk_size(b) <= HPM_UNIT_SIZE - BLK_HDR) {
+			size = blk_size(b);
+			if (blk_is_free(b) != is_free) {
+				report(blk_payload(b), "block header and state disagree");
+				damaged++;
+			}
+		} else {
+			size = (uintptr_t)damaged_end(u, b) - (uintptr_t)b;
+			report(blk_payload(b), WHY_HEADER);
+			damaged++;
+		}
+		if (is_free && prev != NULL && blk_is_free(prev)) {
+			/* two free blocks in a row: one */
+			blk_set(prev,
+				(blk_size(prev) + size) | (blk_word(prev) & BLK_PREV_FREE) |
+					BLK_FREE);
+			blk_kill(b);
+		} else {
+			flags = is_free ? BLK_FREE : 0;
+			if (prev != NULL && blk_is_free(prev)) {
+				flags |= BLK_PREV_FREE;
+				b->prev_size = blk_size(prev);
+			}
+			if (!blk_ok(b) || blk_word(b) != (size | flags))
+				blk_set(b, size | flags);
+			prev = b;
+		}
+		b = (struct hpm_blk *)((uintptr_t)b + size);
+	}
+	blk_open(end);
+	if (!blk_ok(end) || blk_size(end) != 0) {
+		report(blk_payload(end),
+			"span sentinel overwritten (a write past the span's last block)");
+		damaged++;
+		blk_set(end, 0);
+	}
+	if (prev != NULL && blk_is_free(prev)) {
+		end->prev_size = blk_size(prev);
+		if (!blk_prev_is_free(end))
+			blk_set(end, BLK_PREV_FREE);
+	} else if (blk_prev_is_free(end)) {
+		blk_set(end, 0);
+	}
+	return damaged;
+}
+
+static void span_release(struct hpm_heap *h, struct hpm_unit *u, struct hpm_blk *b);
+
+/*
+ * Repair every span and rebuild the free lists from them (arena lock held):
+ * after damage was seen, before anything else is changed. The number of
+ * damaged headers.
+ */
+static unsigned int
+heap_fix(struct hpm_heap *h)
+{
+	unsigned int damaged = 0, i, last = list_index(SPAN_BLOCK_MAX);
+	struct hpm_chunk *c;
+	struct hpm_blk *b, *next;
+
+	for (c = h->cs->chunks; c != NULL; c = c->next)
+		for (i = 0; i < c->nunits; i++)
+			if (c->units[i].role == HPM_UNIT_SPAN)
+				damaged += span_repair(&c->units[i]);
+	memset(h->lists, 0, sizeof(h->lists));
+	memset(h->list_map, 0, sizeof(h->list_map));
+	h->range_map = 0;
+	h->nempty = 0;
+	for (c = h->cs->chunks; c != NULL; c = c->next)
+		for (i = 0; i < c->nunits; i++) {
+			struct hpm_unit *u = &c->units[i];
+
+			if (u->role != HPM_UNIT_SPAN)
+				continue;
+			for (b = span_first(u); b < span_end(u); b = blk_next(b))
+				if (blk_is_free(b)) {
+					list_insert(h, b);
+					h->nempty += blk_size(b) == SPAN_BLOCK_MAX;
+				}
+		}
+	/* a span the repair emptied: one empty span at most */
+	for (b = h->lists[last]; b != NULL && h->nempty > 1; b = next) {
+		next = b->next_free;
+		if (blk_size(b) == SPAN_BLOCK_MAX)
+			span_release(h, hpm_pagemap_lookup(h->cs->pagemap, b), b);
+	}
+	if (damaged == 0)
+		report(NULL, "free list links overwritten: lists rebuilt");
+	h->repaired += damaged;
+	HPM_LOG(WARNING, "heap: %u damaged block header(s) repaired, free lists rebuilt", damaged);
+	return damaged;
+}
+
+/* A free block that fits; NULL if none, or with *damaged set if damage was met. */
+static struct hpm_blk *
+find_block(const struct hpm_heap *h, size_t need, size_t align, bool *damaged)
 {
 	struct hpm_blk *b = h->lists[list_index(need)];
 	unsigned int seen;
 
 	/* a few blocks of the request's own list: the best fits */
-	for (seen = 0; b != NULL && seen < SEARCH_BOUND; b = b->next_free, seen++)
+	for (seen = 0; b != NULL && seen < SEARCH_BOUND; b = b->next_free, seen++) {
+		if (!blk_ok(b) || !blk_is_free(b))
+			goto damaged;
 		if (blk_size(b) >= need + blk_pad(b, align))
-			return b;
+			goto found;
+	}
 	/* any block of this list fits, whatever its alignment */
-	return first_nonempty(h, list_index_fit(need + align - BLK_ALIGN));
+	b = first_nonempty(h, list_index_fit(need + align - BLK_ALIGN));
+	if (b == NULL)
+		return NULL;
+found:
+	if (around_ok(h, b, true))
+		return b;
+damaged:
+	*damaged = true;
+	return NULL;
 }
 
-/*
- * Flags of a block that may be live: its holder reads its size, without the
- * lock, to free it into a cache; the size does not change, the word is
- * written whole.
- */
-static void
-set_flags_of_live(struct hpm_blk *b, size_t size)
+/* find_block(), the heap repaired first if it met damage. */
+static struct hpm_blk *
+take_block(struct hpm_heap *h, size_t need, size_t align)
 {
-	__atomic_store_n(&b->size, size, __ATOMIC_RELAXED);
+	bool damaged = false;
+	struct hpm_blk *b = find_block(h, need, align, &damaged);
+
+	if (likely(!damaged))
+		return b;
+	heap_fix(h);
+	damaged = false;
+	b = find_block(h, need, align, &damaged);
+	if (damaged) {
+		HPM_LOG(ERR, "heap: damage left after a repair");
+		return NULL;
+	}
+	return b;
 }
 
 static void
@@ -194,14 +512,14 @@ set_prev_free(struct hpm_blk *next, const struct hpm_blk *b)
 {
 	blk_open(next);
 	next->prev_size = blk_size(b);
-	set_flags_of_live(next, next->size | BLK_PREV_FREE);
+	blk_set(next, blk_word(next) | BLK_PREV_FREE);
 }
 
 static void
 clear_prev_free(struct hpm_blk *next)
 {
 	blk_open(next);
-	set_flags_of_live(next, next->size & ~(size_t)BLK_PREV_FREE);
+	blk_set(next, blk_word(next) & ~(size_t)BLK_PREV_FREE);
 }
 
 static int
@@ -232,13 +550,13 @@ span_new(struct hpm_heap *h)
 	u->shift = 6;
 	u->start_mask = 63;
 	u->role = HPM_UNIT_SPAN;
-	b = (struct hpm_blk *)(u->va + SPAN_FIRST);
+	b = span_first(u);
+	end = span_end(u);
 	blk_open(b);
-	blk_open((struct hpm_blk *)(u->va + HPM_UNIT_SIZE - BLK_HDR));
+	blk_open(end);
 	b->prev_size = 0;
-	b->size = SPAN_BLOCK_MAX | BLK_FREE;
-	end = blk_next(b);
-	end->size = 0;
+	blk_set(b, SPAN_BLOCK_MAX | BLK_FREE);
+	blk_set(end, 0);
 	set_prev_free(end, b);
 	list_insert(h, b);
 	h->nspans++;
@@ -253,13 +571,19 @@ span_release(struct hpm_heap *h, struct hpm_unit *u, struct hpm_blk *b)
 	h->nspans--;
 	h->nempty--;
 	u->dirty = 1;
+	/* no valid header outlives the span: the unit's next span starts clean */
+	blk_kill(b);
+	blk_kill(span_end(u));
 	hpm_meta_free(h->cs->meta, hpm_src, u->span, sizeof(struct hpm_span));
 	u->span = NULL;
 	hpm_unit_no_blocks(u);
 	hpm_chunk_give(h->cs, u, 1);
 }
 
-/* Cut b (allocated, no flags but PREV_FREE) to size; the rest becomes free. */
+/*
+ * Cut b (allocated, no flags but PREV_FREE) to size; the rest becomes free.
+ * The block above b and, if free, the one above it were checked.
+ */
 static void
 split_tail(struct hpm_heap *h, struct hpm_blk *b, size_t size)
 {
@@ -269,16 +593,17 @@ split_tail(struct hpm_heap *h, struct hpm_blk *b, size_t size)
 	HPM_ASSERT(size >= BLK_MIN && size % BLK_ALIGN == 0 && size <= blk_size(b));
 	if (rest < BLK_MIN)
 		return;
-	b->size = size | (b->size & BLK_PREV_FREE);
+	next = blk_next(b);
+	blk_set(b, size | (blk_word(b) & BLK_PREV_FREE));
 	tail = blk_next(b);
 	blk_open(tail);
-	tail->size = rest | BLK_FREE;
-	next = blk_next(tail);
-	if (next->size & BLK_FREE) {
+	if (blk_is_free(next)) {
 		list_remove(h, next);
-		tail->size += blk_size(next);
-		next = blk_next(tail);
+		rest += blk_size(next);
+		blk_kill(next);
+		next = (struct hpm_blk *)((uintptr_t)tail + rest);
 	}
+	blk_set(tail, rest | BLK_FREE);
 	list_insert(h, tail);
 	set_prev_free(next, tail);
 }
@@ -291,11 +616,13 @@ hpm_heap_alloc(struct hpm_heap *h, size_t size, size_t align, struct hpm_blockin
 	struct hpm_unit *u;
 	size_t pad;
 
-	b = find_block(h, need, align);
+	b = take_block(h, need, align);
 	if (b == NULL) {
 		if (need + align - BLK_ALIGN > SPAN_BLOCK_MAX || span_new(h) != 0)
 			return NULL;
-		b = find_block(h, need, align);
+		b = take_block(h, need, align);
+		if (b == NULL)
+			return NULL;
 	}
 	list_remove(h, b);
 	if (blk_size(b) == SPAN_BLOCK_MAX)
@@ -307,12 +634,12 @@ hpm_heap_alloc(struct hpm_heap *h, size_t size, size_t align, struct hpm_blockin
 
 		b = (struct hpm_blk *)((uintptr_t)front + pad);
 		blk_open(b);
-		b->size = blk_size(front) - pad;
-		front->size = pad | BLK_FREE | (front->size & BLK_PREV_FREE);
+		blk_set(b, blk_size(front) - pad);
+		blk_set(front, pad | BLK_FREE | (blk_word(front) & BLK_PREV_FREE));
 		list_insert(h, front);
 		set_prev_free(b, front);
 	}
-	b->size &= ~(size_t)BLK_FREE;
+	blk_set(b, blk_word(b) & ~(size_t)BLK_FREE);
 	split_tail(h, b, need);
 	clear_prev_free(blk_next(b));
 	u = hpm_pagemap_lookup(h->cs->pagemap, b);
@@ -328,8 +655,14 @@ hpm_heap_release_spares(struct hpm_heap *h)
 	unsigned int i = list_index(SPAN_BLOCK_MAX);
 	struct hpm_blk *b, *next;
 
+again:
 	/* empty spans are the blocks of the largest size */
 	for (b = h->lists[i]; b != NULL && h->nempty > 0; b = next) {
+		if (!blk_ok(b) || !blk_is_free(b) ||
+			(blk_size(b) == SPAN_BLOCK_MAX && !unlink_ok(h, b))) {
+			heap_fix(h);
+			goto again;
+		}
 		next = b->next_free;
 		if (blk_size(b) == SPAN_BLOCK_MAX)
 			span_release(h, hpm_pagemap_lookup(h->cs->pagemap, b), b);
@@ -354,21 +687,23 @@ hpm_heap_carve(struct hpm_heap *h, size_t block_size, void **objs, uint8_t **sta
 	struct hpm_unit *u;
 	unsigned int i, m;
 
-	b = find_block(h, block_size * n, BLK_ALIGN);
+	b = take_block(h, block_size * n, BLK_ALIGN);
 	if (b == NULL)
-		b = find_block(h, block_size, BLK_ALIGN);
+		b = take_block(h, block_size, BLK_ALIGN);
 	if (b == NULL) {
 		if (span_new(h) != 0)
 			return 0;
-		b = find_block(h, block_size * n, BLK_ALIGN);
+		b = take_block(h, block_size * n, BLK_ALIGN);
 		if (b == NULL)
-			b = find_block(h, block_size, BLK_ALIGN);
+			b = take_block(h, block_size, BLK_ALIGN);
+		if (b == NULL)
+			return 0;
 	}
 	list_remove(h, b);
 	total = blk_size(b);
 	if (total == SPAN_BLOCK_MAX)
 		h->nempty--;
-	prev_flag = b->size & BLK_PREV_FREE;
+	prev_flag = blk_word(b) & BLK_PREV_FREE;
 	u = hpm_pagemap_lookup(h->cs->pagemap, b);
 	/*
 	 * A batch starts on a line of state bytes of its own (64 of them: 4 KiB
@@ -379,7 +714,7 @@ hpm_heap_carve(struct hpm_heap *h, size_t block_size, void **objs, uint8_t **sta
 	 */
 	head = RTE_ALIGN_CEIL(payload_off(u, b), CARVE_LINE) - payload_off(u, b);
 	if (n > 1 && head != 0 && head * 4 <= block_size * n && head + block_size * n <= total) {
-		b->size = head | BLK_FREE | prev_flag;
+		blk_set(b, head | BLK_FREE | prev_flag);
 		list_insert(h, b);
 		b = (struct hpm_blk *)((uintptr_t)b + head);
 		blk_open(b);
@@ -391,7 +726,7 @@ hpm_heap_carve(struct hpm_heap *h, size_t block_size, void **objs, uint8_t **sta
 	for (i = 0; i < m; i++) {
 		blk = (struct hpm_blk *)((uintptr_t)b + i * block_size);
 		blk_open(blk);
-		blk->size = block_size | (i == 0 ? prev_flag : 0);
+		blk_set(blk, block_size | (i == 0 ? prev_flag : 0));
 		objs[i] = blk_payload(blk);
 		states[i] = hpm_heap_state(u, objs[i]);
 		*states[i] = HPM_BLK_CACHED;
@@ -401,7 +736,7 @@ hpm_heap_carve(struct hpm_heap *h, size_t block_size, void **objs, uint8_t **sta
 		struct hpm_blk *tail = blk_next(blk);
 
 		blk_open(tail);
-		tail->size = total | BLK_FREE;
+		blk_set(tail, total | BLK_FREE);
 		list_insert(h, tail);
 		set_prev_free(blk_next(tail), tail);
 	} else {
@@ -428,24 +763,38 @@ int
 hpm_heap_free(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t *bytes)
 {
 	struct hpm_blk *b = live_block(u, p, HELD_BY_ANYONE), *next;
+	size_t size, word;
 
 	if (b == NULL)
 		return -EINVAL;
-	*hpm_heap_state(u, p) = HPM_BLK_NONE;
-	*bytes = blk_size(b);
-	b->size |= BLK_FREE;
-	next = blk_next(b);
-	if (next->size & BLK_FREE) {
-		list_remove(h, next);
-		b->size += blk_size(next);
+	/* the headers this free trusts, checked first: an overflow may have reached them */
+	if (unlikely(!around_ok(h, b, false))) {
+		heap_fix(h);
+		if (!around_ok(h, b, false)) {
+			HPM_LOG(ERR, "heap: block %p: damage left after a repair", p);
+			return -EINVAL;
+		}
 	}
-	if (b->size & BLK_PREV_FREE) {
+	*hpm_heap_state(u, p) = HPM_BLK_NONE;
+	size = blk_size(b);
+	word = blk_word(b);
+	*bytes = size;
+	next = blk_next(b);
+	if (blk_is_free(next)) {
+		list_remove(h, next);
+		size += blk_size(next);
+		blk_kill(next);
+	}
+	if (word & BLK_PREV_FREE) {
 		struct hpm_blk *prev = (struct hpm_blk *)((uintptr_t)b - b->prev_size);
 
 		list_remove(h, prev);
-		prev->size += blk_size(b);
+		size += blk_size(prev);
+		blk_kill(b);
 		b = prev;
+		word = blk_word(prev);
 	}
+	blk_set(b, size | (word & BLK_PREV_FREE) | BLK_FREE);
 	list_insert(h, b);
 	set_prev_free(blk_next(b), b);
 	if (blk_size(b) == SPAN_BLOCK_MAX && ++h->nempty > 1)
@@ -458,13 +807,20 @@ hpm_heap_block_size(const struct hpm_unit *u, const void *p)
 {
 	const struct hpm_blk *b = live_block(u, p, HELD_BY_USER);
 
-	return b == NULL ? 0 : blk_size(b);
+	if (b == NULL)
+		return 0;
+	/* the block is sound, its header is not: told, and its true size (repaired at its free) */
+	if (unlikely(!blk_ok(b))) {
+		report(p, WHY_HEADER);
+		return (uintptr_t)damaged_end(u, b) - (uintptr_t)b;
+	}
+	return blk_size(b);
 }
 
 size_t
 hpm_heap_header_size(const void *p)
 {
-	return __atomic_load_n(&blk_of(p)->size, __ATOMIC_RELAXED) & ~(size_t)BLK_FLAGS;
+	return hpm_heap_word_size(__atomic_load_n(&blk_of(p)->size, __ATOMIC_RELAXED), p);
 }
 
 size_t
@@ -484,13 +840,19 @@ hpm_heap_resize(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t size,
 
 	if (b == NULL || size > HPM_HEAP_MAX)
 		return -1;
+	if (unlikely(!around_ok(h, b, false))) {
+		heap_fix(h);
+		if (!around_ok(h, b, false))
+			return -1;
+	}
 	need = RTE_MAX(RTE_ALIGN_CEIL(size + BLK_HDR, BLK_ALIGN), (size_t)BLK_MIN);
 	next = blk_next(b);
 	if (need > blk_size(b)) {
-		if (!(next->size & BLK_FREE) || blk_size(b) + blk_size(next) < need)
+		if (!blk_is_free(next) || blk_size(b) + blk_size(next) < need)
 			return -1;
 		list_remove(h, next);
-		b->size += blk_size(next);
+		blk_set(b, (blk_size(b) + blk_size(next)) | (blk_word(b) & BLK_PREV_FREE));
+		blk_kill(next);
 		clear_prev_free(blk_next(b));
 	}
 	split_tail(h, b, need);
@@ -505,8 +867,9 @@ hpm_heap_free_ranges(const struct hpm_heap *h, unsigned int *count, size_t *long
 	const struct hpm_blk *b;
 	unsigned int i;
 
+	/* as far as the links can be trusted */
 	for (i = 0; i < HPM_HEAP_LISTS; i++)
-		for (b = h->lists[i]; b != NULL; b = b->next_free) {
+		for (b = h->lists[i]; b != NULL && blk_ok(b); b = b->next_free) {
 			(*count)++;
 			*longest = RTE_MAX(*longest, blk_size(b) - BLK_HDR);
 			*bytes += blk_size(b);
@@ -518,7 +881,7 @@ listed(const struct hpm_heap *h, const struct hpm_blk *b)
 {
 	const struct hpm_blk *l;
 
-	for (l = h->lists[list_index(blk_size(b))]; l != NULL; l = l->next_free)
+	for (l = h->lists[list_index(blk_size(b))]; l != NULL && blk_ok(l); l = l->next_free)
 		if (l == b)
 			return true;
 	return false;
@@ -528,35 +891,51 @@ static unsigned int
 check_span(const struct hpm_heap *h, const struct hpm_unit *u, size_t *live_bytes,
 	uint64_t *live_count, unsigned int *free_blocks)
 {
-	const struct hpm_blk *b = (const struct hpm_blk *)(u->va + SPAN_FIRST);
-	const struct hpm_blk *end = (const struct hpm_blk *)(u->va + HPM_UNIT_SIZE - BLK_HDR);
+	const struct hpm_blk *b = span_first(u), *end = span_end(u);
 	bool prev_free = false;
 	size_t prev_size = 0;
 	unsigned int bad = 0;
 
 	while (b < end) {
+		bool live = blk_state(u, b) != HPM_BLK_NONE;
 		size_t size = blk_size(b);
-		bool is_free = b->size & BLK_FREE;
-		bool live = *hpm_heap_state(u, blk_payload(b)) != HPM_BLK_NONE;
+		bool is_free = blk_is_free(b);
 
-		if (size < BLK_MIN || size % BLK_ALIGN || (uintptr_t)b + size > (uintptr_t)end) {
-			HPM_LOG(ERR, "check: span %p: block %p has size %zu", u->va, b, size);
-			return bad + 1;
-		}
-		if (!!(b->size & BLK_PREV_FREE) != prev_free ||
-			(prev_free && b->prev_size != prev_size)) {
-			HPM_LOG(ERR, "check: span %p: block %p has a wrong boundary tag", u->va, b);
+		if (!blk_ok(b)) {
+			/* told, then stepped over: it ends where the next block starts */
+			const struct hpm_blk *e = damaged_end(u, b);
+
+			HPM_LOG(ERR,
+				"check: span %p: block %p (%s): header overwritten (a write "
+				"past the end of the block below?); it ends at %p",
+				u->va, blk_payload(b), live ? "live" : "free", blk_payload(e));
 			bad++;
-		}
-		if (is_free && prev_free) {
-			HPM_LOG(ERR, "check: span %p: free blocks %p and below not coalesced",
-				u->va, b);
-			bad++;
-		}
-		if (is_free == live || (is_free && !listed(h, b))) {
-			HPM_LOG(ERR, "check: span %p: block %p free %d live %d", u->va, b, is_free,
-				live);
-			bad++;
+			size = (uintptr_t)e - (uintptr_t)b;
+			is_free = !live;
+		} else {
+			if (size < BLK_MIN || size % BLK_ALIGN ||
+				(uintptr_t)b + size > (uintptr_t)end) {
+				HPM_LOG(ERR, "check: span %p: block %p has size %zu", u->va, b,
+					size);
+				return bad + 1;
+			}
+			if (blk_prev_is_free(b) != prev_free ||
+				(prev_free && b->prev_size != prev_size)) {
+				HPM_LOG(ERR, "check: span %p: block %p has a wrong boundary tag",
+					u->va, b);
+				bad++;
+			}
+			if (is_free && prev_free) {
+				HPM_LOG(ERR,
+					"check: span %p: free blocks %p and below not coalesced",
+					u->va, b);
+				bad++;
+			}
+			if (is_free == live || (is_free && !listed(h, b))) {
+				HPM_LOG(ERR, "check: span %p: block %p free %d live %d", u->va, b,
+					is_free, live);
+				bad++;
+			}
 		}
 		if (is_free) {
 			(*free_blocks)++;
@@ -566,11 +945,40 @@ check_span(const struct hpm_heap *h, const struct hpm_unit *u, size_t *live_byte
 		}
 		prev_free = is_free;
 		prev_size = size;
-		b = blk_next(b);
+		b = (const struct hpm_blk *)((uintptr_t)b + size);
 	}
-	if (b != end || blk_size(end) != 0 || !!(end->size & BLK_PREV_FREE) != prev_free) {
+	if (!blk_ok(end)) {
+		HPM_LOG(ERR, "check: span %p: sentinel overwritten (a write past the last block?)",
+			u->va);
+		bad++;
+	} else if (b != end || blk_size(end) != 0 || blk_prev_is_free(end) != prev_free) {
 		HPM_LOG(ERR, "check: span %p: blocks do not end at the sentinel", u->va);
 		bad++;
+	}
+	return bad;
+}
+
+/* The free list i is sound: valid headers, links that agree; its length in *n. */
+static unsigned int
+check_list(const struct hpm_heap *h, unsigned int i, unsigned int *n)
+{
+	const struct hpm_blk *b, *prev = NULL;
+	unsigned int bad = 0;
+
+	for (b = h->lists[i]; b != NULL; prev = b, b = b->next_free) {
+		if (!blk_ok(b)) {
+			HPM_LOG(ERR,
+				"check: heap list %u: block %p: header overwritten; the list "
+				"is not followed further",
+				i, blk_payload(b));
+			return bad + 1;
+		}
+		(*n)++;
+		if (!blk_is_free(b) || list_index(blk_size(b)) != i || b->prev_free != prev) {
+			HPM_LOG(ERR, "check: heap list %u holds block %p of size %zu", i, b,
+				blk_size(b));
+			bad++;
+		}
 	}
 	return bad;
 }
@@ -589,8 +997,8 @@ hpm_heap_verify(const struct hpm_heap *h, size_t *live_bytes, uint64_t *live_cou
 			if (u->role != HPM_UNIT_SPAN)
 				continue;
 			spans++;
-			b = (const struct hpm_blk *)(u->va + SPAN_FIRST);
-			empty += blk_size(b) == SPAN_BLOCK_MAX;
+			b = span_first(u);
+			empty += blk_ok(b) && blk_size(b) == SPAN_BLOCK_MAX;
 			bad += check_span(h, u, live_bytes, live_count, &free_blocks);
 		}
 	for (i = 0; i < HPM_HEAP_LISTS; i++) {
@@ -602,14 +1010,7 @@ hpm_heap_verify(const struct hpm_heap *h, size_t *live_bytes, uint64_t *live_cou
 			HPM_LOG(ERR, "check: heap list %u: bitmap %d", i, mapped);
 			bad++;
 		}
-		for (b = h->lists[i]; b != NULL; b = b->next_free) {
-			listed_blocks++;
-			if (!(b->size & BLK_FREE) || list_index(blk_size(b)) != i) {
-				HPM_LOG(ERR, "check: heap list %u holds block %p of size %zu", i, b,
-					blk_size(b));
-				bad++;
-			}
-		}
+		bad += check_list(h, i, &listed_blocks);
 	}
 	for (i = 0; i < HPM_HEAP_RANGES; i++)
 		if (!!(h->range_map & (1u << i)) != (h->list_map[i] != 0)) {
@@ -622,4 +1023,44 @@ hpm_heap_verify(const struct hpm_heap *h, size_t *live_bytes, uint64_t *live_cou
 		bad++;
 	}
 	return bad;
+}
+
+/* Every header valid and every free list sound: nothing to repair. */
+static bool
+heap_sound(const struct hpm_heap *h)
+{
+	const struct hpm_chunk *c;
+	const struct hpm_blk *b;
+	unsigned int i;
+
+	for (c = h->cs->chunks; c != NULL; c = c->next)
+		for (i = 0; i < c->nunits; i++) {
+			const struct hpm_unit *u = &c->units[i];
+
+			if (u->role != HPM_UNIT_SPAN)
+				continue;
+			for (b = span_first(u); b < span_end(u); b = blk_next(b))
+				if (!blk_ok(b) || blk_size(b) < BLK_MIN ||
+					(uintptr_t)b + blk_size(b) > (uintptr_t)span_end(u) ||
+					blk_is_free(b) != (blk_state(u, b) == HPM_BLK_NONE))
+					return false;
+			if (b != span_end(u) || !blk_ok(b))
+				return false;
+		}
+	for (i = 0; i < HPM_HEAP_LISTS; i++)
+		for (b = h->lists[i]; b != NULL; b = b->next_free)
+			if (!blk_ok(b) || !blk_is_free(b) || !unlink_ok(h, b))
+				return false;
+	return true;
+}
+
+unsigned int
+hpm_heap_repair(struct hpm_heap *h)
+{
+	unsigned int n;
+
+	if (heap_sound(h))
+		return 0;
+	n = heap_fix(h);
+	return n != 0 ? n : 1; /* links alone */
 }

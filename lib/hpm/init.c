@@ -134,6 +134,8 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 						  : !src->hugepages && cfg->fake_sockets == 0;
 	st->unit_iova_contig = unit_iova_contig(src);
 	hpm_state_topology_init();
+	/* a new key for the heap's header tags: no header of an older heap is valid */
+	hpm_heap_rekey();
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
 		sizeof(*st));
 	state_sockets(st, src);
@@ -197,6 +199,7 @@ state_attach(void)
 	}
 	__atomic_store_n(&st->shared, 1, __ATOMIC_RELEASE);
 	hpm_state_topology_init();
+	hpm_heap_attach(&st->arenas[st->socket_ids[0]].heap);
 	hpm_src = &hpm_source_eal;
 	__atomic_store_n(&hpm_state, st, __ATOMIC_RELEASE);
 	hpm_cache_init_process();

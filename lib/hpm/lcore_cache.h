@@ -468,8 +468,10 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 #ifdef HPM_ASAN
 	size = hpm_heap_header_size(p); /* poisoned: read where ASan does not look */
 #else
-	size = __atomic_load_n((const size_t *)((const uint8_t *)p - 8), __ATOMIC_RELAXED) &
-		~(size_t)63;
+	/* 0 when the header's tag is wrong (overwritten): the locked path says so */
+	size = hpm_heap_word_size(__atomic_load_n((const uint64_t *)((const uint8_t *)p - 8),
+					  __ATOMIC_RELAXED),
+		p);
 #endif
 	return size < sizeof(hpm_cache_size_class) * 64 ? (int)hpm_cache_size_class[size >> 6] - 1
 							: -1;
