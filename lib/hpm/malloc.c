@@ -329,11 +329,10 @@ hpm_malloc_contig(const char *type, size_t size, unsigned int align, int socket)
 	return alloc_slow(size, align, socket, ALLOC_F_CONTIG);
 }
 
-/* The locked path: whatever is wrong with ptr, the arena's walk finds it. */
-static __rte_noinline void
-free_slow(void *ptr)
+/* The locked path for a block of unit u (the page map's answer, or NULL). */
+static void
+free_locked(void *ptr, struct hpm_unit *u)
 {
-	struct hpm_unit *u = hpm_block_unit(ptr);
 	struct hpm_arena *a;
 	int rc;
 
@@ -350,6 +349,13 @@ free_slow(void *ptr)
 		hpm_bad_pointer(ptr, "hpm_free",
 			rc == -EALREADY ? "double free (the block is in a cache)"
 					: "not a live block (interior pointer or double free)");
+}
+
+/* The locked path: whatever is wrong with ptr, the arena's walk finds it. */
+static __rte_noinline void
+free_slow(void *ptr)
+{
+	free_locked(ptr, hpm_block_unit(ptr));
 }
 
 /*
@@ -378,7 +384,7 @@ free_miss(void *ptr)
 		hpm_cache_flush_push(c, cls, ptr, state);
 		return;
 	}
-	free_slow(ptr);
+	free_locked(ptr, u);
 }
 
 /*
@@ -401,13 +407,13 @@ free_fast(void *ptr)
 	if (unlikely(u == NULL || t->gen != hpm_cache_gen || u->socket != c->socket))
 		return free_miss(ptr);
 	/*
-	 * A block the caller holds; what is wrong, in free_miss(). The class
+	 * A block the caller holds; the others, and what is wrong, in free_slow(). The class
 	 * from the header or the unit's role, not from the state byte: the stack
 	 * then does not wait for the byte the allocation just wrote.
 	 */
 	cls = hpm_cache_class_of(u, ptr, &state);
 	if (unlikely(cls < 0))
-		return free_miss(ptr);
+		return free_slow(ptr);
 	cc = &c->cls[cls];
 	len = cc->len;
 	if (unlikely(len >= cc->limit || hpm_cache_drain_asked(cc)))

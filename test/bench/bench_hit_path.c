@@ -8,7 +8,8 @@
  * that does not depend on the machine's load, unlike nanoseconds.
  *
  * usage: bench_hit_path KIND COUNT [EAL options]
- *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64
+ *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64, or locked-KIND
+ *   (the same without caches: the locked path)
  */
 
 #include <stdio.h>
@@ -69,17 +70,24 @@ main(int argc, char **argv)
 	char prefix[64];
 	char *eal_argv[] = {argv[0], "-l", "0", "--no-pci", "--no-huge", "-m", "256", prefix,
 		"--log-level=lib.eal:error", NULL};
+	struct hpm_config cfg;
+	const char *kind;
 	long count;
 
 	if (argc < 3)
 		return 2;
 	count = atol(argv[2]);
+	/* locked-KIND: the same without caches, every call on the locked path */
+	kind = strncmp(argv[1], "locked-", 7) == 0 ? argv[1] + 7 : argv[1];
+	hpm_config_defaults(&cfg);
+	if (kind != argv[1])
+		cfg.flags |= HPM_CFG_F_NO_CACHE;
 	/* runs side by side with other builds' (LIB_DIR): a prefix of its own */
 	snprintf(prefix, sizeof(prefix), "--file-prefix=hpmt_hit_path_%d", (int)getpid());
-	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0 || hpm_init(NULL) != 0)
+	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0 || hpm_init(&cfg) != 0)
 		return 1;
-	run(argv[1], 1000); /* warm: refills done, the cache in steady state */
-	run(argv[1], count);
+	run(kind, 1000); /* warm: refills done, the cache in steady state */
+	run(kind, count);
 	hpm_fini();
 	rte_eal_cleanup();
 	return 0;
