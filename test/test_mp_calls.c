@@ -312,8 +312,15 @@ three_pick(uint64_t *rs, unsigned int *align)
 	return 1 + test_rand(rs) % (r < 9 ? 1024 : 30000);
 }
 
-/* The primary's secondaries in case three: a wait on them ends if one died. */
+/*
+ * The primary's secondaries in case three: a wait on them ends if one died.
+ * One that drained and exited 0 while the primary was still in its last
+ * loop (preempted between reading a stop flag and looking) has finished,
+ * not died: its status is kept for the final check.
+ */
 static pid_t three_pids[2];
+static bool three_reaped[2];
+static int three_status[2];
 
 static bool
 three_peer_gone(unsigned int me)
@@ -324,8 +331,12 @@ three_peer_gone(unsigned int me)
 	if (me != 0)
 		return getppid() == 1; /* the primary is gone */
 	for (i = 0; i < RTE_DIM(three_pids); i++)
-		if (three_pids[i] > 0 &&
+		if (three_pids[i] > 0 && !three_reaped[i] &&
 			waitpid(three_pids[i], &status, WNOHANG) == three_pids[i]) {
+			three_reaped[i] = true;
+			three_status[i] = status;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && ctl->drained[i + 1])
+				continue;
 			CHECK(false, "three: secondary %u ended early: status %d", i + 1, status);
 			three_pids[i] = 0;
 			return true;
@@ -716,6 +727,7 @@ case_three(bool local)
 		}
 		three_pids[0] = pids[0];
 		three_pids[1] = pids[1];
+		three_reaped[0] = three_reaped[1] = false;
 	}
 	/* the primary's part; it stops everyone once the ring moved enough blocks */
 	three_run(0, 3);
@@ -727,7 +739,10 @@ case_three(bool local)
 				kill(pids[1 - i], SIGKILL); /* one died: the other cannot finish */
 				continue;
 			}
-			waitpid(pids[i], &status, 0);
+			if (three_reaped[i])
+				status = three_status[i];
+			else
+				waitpid(pids[i], &status, 0);
 			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && ctl->failures == 0,
 				"three: secondary %u status %d", i + 1, status);
 		}
