@@ -24,6 +24,7 @@ enum hpm_unit_role {
 	HPM_UNIT_G4K1,     /**< page of 4 KiB granules handed out one by one */
 	HPM_UNIT_G64K1,    /**< page of 64 KiB granules handed out one by one */
 	HPM_UNIT_LARGE,    /**< part of a block of whole units */
+	HPM_UNIT_SLAB,     /**< size-class pages of 64 KiB frames (slab.h) */
 };
 
 static inline int
@@ -34,7 +35,7 @@ hpm_unit_is_gran(unsigned int role)
 
 /*
  * State of a block, a byte out of band per possible block start (a granule,
- * or a 64-byte slot of a heap span). A byte, not a bit: whoever holds a
+ * or a 64-byte slot of a heap span or a slab unit). A byte, not a bit: whoever holds a
  * block may write its byte without a lock or an atomic operation, since no
  * one else writes that byte meanwhile.
  */
@@ -59,6 +60,7 @@ hpm_blk_kind(uint8_t state)
 
 struct hpm_chunk;
 struct hpm_gran;
+struct hpm_slab;
 struct hpm_span;
 
 /*
@@ -90,6 +92,7 @@ struct hpm_unit {
 	union {
 		struct hpm_gran *gran; /**< G4K, G64K */
 		struct hpm_span *span; /**< SPAN */
+		struct hpm_slab *slab; /**< SLAB */
 		struct hpm_unit *head; /**< LARGE: the block's first unit */
 	};
 	/** LARGE, first unit: length of the block in units. */
