@@ -519,7 +519,7 @@ struct hpm_heap_stats {
 	size_t overhead_bytes; /**< the rest of the pages held (rounding, EAL's memzone headers) */
 	size_t live_bytes;     /**< heap_allocsz_bytes: blocks the application holds */
 	size_t cached_bytes;   /**< blocks in per-lcore caches and the transfer store */
-	size_t free_bytes;     /**< free blocks, granules and units in the chunks */
+	size_t free_bytes;     /**< free blocks, granules, units, size-class page tails */
 	size_t empty_chunk_bytes;  /**< chunks with every unit free (in chunk_bytes) */
 	unsigned int chunks;       /**< chunks held */
 	unsigned int meta_regions; /**< metadata regions counted for the socket */

@@ -653,6 +653,17 @@ model_class(size_t size, size_t align)
 		return HPM_CACHE_C4K;
 	if (size == 65536 && align <= 65536 && hpm_route(size, align) == HPM_ROUTE_G64K)
 		return HPM_CACHE_C64K;
+	if (hpm_route(size, align) == HPM_ROUTE_SLAB) {
+		unsigned int cls;
+
+		/* the smallest size-class page class large and aligned enough */
+		for (cls = 0; cls < HPM_SLAB_NCLASS; cls++) {
+			size_t bytes = hpm_slab_class_bytes[cls];
+
+			if (bytes >= size && (bytes & -bytes) >= RTE_MAX(align, (size_t)64))
+				return HPM_CACHE_SLAB0 + (int)cls;
+		}
+	}
 	return -1;
 }
 
@@ -668,12 +679,18 @@ classes_match_routes(void)
 			int got = hpm_cache_class(size, align);
 			enum hpm_route want = got == HPM_CACHE_C4K ? HPM_ROUTE_G4K
 				: got == HPM_CACHE_C64K            ? HPM_ROUTE_G64K
+				: got >= HPM_CACHE_SLAB0           ? HPM_ROUTE_SLAB
 								   : HPM_ROUTE_HEAP;
+			size_t natural = got >= HPM_CACHE_SLAB0
+				? hpm_cache_block_bytes((unsigned int)got) &
+					-hpm_cache_block_bytes((unsigned int)got)
+				: 64;
 
 			if (got != model_class(size, align) ||
 				(got >= 0 &&
 					(hpm_cache_class_usable((unsigned int)got) < size ||
-						hpm_route(size, align) != want))) {
+						hpm_route(size, align) != want ||
+						(want == HPM_ROUTE_SLAB && natural < align)))) {
 				if (wrong++ < 5)
 					printf("size %zu align %zu: class %d, model %d\n", size,
 						align, got, model_class(size, align));

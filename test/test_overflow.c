@@ -43,9 +43,13 @@
 #include "test_common.h"
 
 #define NBLOCKS 16
-/* 151 heap blocks of 13888 bytes (13872 usable) fill a 2 MiB span exactly */
-#define SPAN_TILE 13872
-#define SPAN_NBLOCKS 310
+/*
+ * 4681 heap blocks of 448 bytes (432 usable) fill a 2 MiB span exactly, when
+ * the locked path cuts them one after the other (without caches: a cache
+ * carves its batches where the heap's free blocks are)
+ */
+#define SPAN_TILE 432
+#define SPAN_NBLOCKS 9400
 #define MIB (UINT64_C(1) << 20)
 
 /* Child exit codes. */
@@ -66,8 +70,9 @@ struct route {
 	const char *name;
 	size_t size;
 	unsigned int align;
-	bool heap;     /* served by the boundary-tag heap or its size classes today */
-	bool span_end; /* the target is the last block of a span: the overrun hits its sentinel */
+	bool heap;     /* served by the boundary-tag heap or its cache classes (headers) */
+	bool span_end; /* the target is the last block of a span (no caches): the overrun hits its
+			sentinel */
 };
 
 static const struct route routes[] = {
@@ -75,9 +80,11 @@ static const struct route routes[] = {
 	{"heap 200 B", 200, 0, true},
 	{"heap 1000 B", 1000, 0, true},
 	{"heap 3000 B", 3000, 0, true},
-	{"heap 100 B at 256", 100, 256, true},
-	{"heap 20000 B", 20000, 0, true},
-	{"heap 13872 B, a span's last", SPAN_TILE, 0, true, true},
+	{"heap 432 B, a span's last", SPAN_TILE, 0, true, true},
+	{"slab 100 B at 256", 100, 256, false},
+	{"slab 2000 B at 2K", 2000, 2048, false},
+	{"slab 20000 B", 20000, 0, false},
+	{"slab 32 KiB at 2K", 32768 - 64, 2048, false},
 	{"4K granule (4K/4K)", 4096, 4096, false},
 	{"4K granule run (12 KiB)", 12288, 0, false},
 	{"4K granule run (5000 B at 4K)", 5000, 4096, false},
@@ -250,6 +257,8 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 	cfg.source = HPM_SOURCE_ANON;
 	if (debug_mode)
 		cfg.flags |= HPM_CFG_F_DEBUG;
+	if (r->span_end)
+		cfg.flags |= HPM_CFG_F_NO_CACHE;
 	if (hpm_init(&cfg) != 0)
 		return R_SETUP;
 	if (hpm_malloc_get_socket_stats(0, &before) != 0)
@@ -534,7 +543,7 @@ main(int argc, char **argv)
 		lengths[nlen - 1], debug_mode ? ", debug mode" : "");
 	for (i = 0; i < RTE_DIM(routes); i++) {
 		const struct route *r = &routes[i];
-		bool has_class = hpm_cache_class(r->size, r->align) >= 0;
+		bool has_class = hpm_cache_class(r->size, r->align) >= 0 && !r->span_end;
 		unsigned int failed = 0, route_cases = 0;
 
 		for (w = 0; w < W_COUNT; w++) {

@@ -23,6 +23,7 @@ hpm_arena_init(struct hpm_arena *a, int socket, int node, bool validate, struct 
 		cfg->release_delay_ms, unit_iova_contig);
 	hpm_gran_set_init(&a->gran, &a->cs);
 	hpm_heap_init(&a->heap, &a->cs);
+	hpm_slab_set_init(&a->slab, &a->cs);
 }
 
 void
@@ -49,6 +50,7 @@ hpm_arena_stats(struct hpm_arena *a, const struct hpm_source_ops *src,
 	hpm_chunk_free_ranges(&a->cs, &count, &longest, &bytes);
 	hpm_gran_free_ranges(&a->gran, &count, &longest, &bytes);
 	hpm_heap_free_ranges(&a->heap, &count, &longest, &bytes);
+	hpm_slab_free_ranges(&a->slab, &count, &longest, &bytes);
 	st->heap_totalsz_bytes = a->cs.total_bytes;
 	st->heap_allocsz_bytes = a->alloc_bytes;
 	st->heap_freesz_bytes = a->cs.total_bytes - a->alloc_bytes;
@@ -73,6 +75,7 @@ verify_locked(struct hpm_arena *a)
 	bad = hpm_chunk_verify(&a->cs);
 	bad += hpm_gran_verify(&a->gran, &live_bytes, &live_count);
 	bad += hpm_heap_verify(&a->heap, &live_bytes, &live_count);
+	bad += hpm_slab_verify(&a->slab, &live_bytes, &live_count);
 	if (bad == 0) {
 		const struct hpm_chunk *c;
 		unsigned int i;

@@ -4,7 +4,8 @@
 #define HPM_ARENA_H
 
 /*
- * A socket's arena: its chunks, granule pages and heap behind one lock.
+ * A socket's arena: its chunks, granule pages, heap and size-class pages
+ * behind one lock.
  * It lives in shared metadata and holds no process-local pointer.
  */
 
@@ -20,6 +21,7 @@
 #include "chunk.h"
 #include "gran.h"
 #include "heap.h"
+#include "slab.h"
 
 struct hpm_arena {
 	hpm_lock_t lock;
@@ -32,10 +34,11 @@ struct hpm_arena {
 	uint64_t alloc_count;
 	/** hpm_arena_torn() has said so. */
 	uint32_t torn_told;
-	/** The layers below, each its own structure: chunks, granule classes, heap. */
+	/** The layers below, each its own structure: chunks, granule classes, heap, slab. */
 	struct hpm_chunk_set cs;
 	struct hpm_gran_set gran;
 	struct hpm_heap heap;
+	struct hpm_slab_set slab;
 };
 
 /**

@@ -55,6 +55,8 @@ hpm_block_bytes(const struct hpm_unit *u, const void *p)
 		return hpm_gran_block_size(u, p);
 	case HPM_UNIT_LARGE:
 		return hpm_large_block_size(u, p);
+	case HPM_UNIT_SLAB:
+		return hpm_slab_block_size(u, p);
 	default:
 		return 0;
 	}
@@ -66,12 +68,14 @@ hpm_block_usable(const struct hpm_unit *u, const void *p)
 	return u->role == HPM_UNIT_SPAN ? hpm_heap_usable(u, p) : hpm_block_bytes(u, p);
 }
 
-/* The state byte of a block of a span or a granule page, NULL for other kinds. */
+/* The state byte of a block of a span, a granule or slab page, NULL for other kinds. */
 static uint8_t *
 state_of(const struct hpm_unit *u, const void *p)
 {
 	if (u->role == HPM_UNIT_SPAN)
 		return hpm_heap_state(u, p);
+	if (u->role == HPM_UNIT_SLAB)
+		return hpm_slab_state(u, p);
 	if (hpm_unit_is_gran(u->role))
 		return hpm_gran_state(u, p);
 	return NULL;
@@ -113,6 +117,9 @@ hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p)
 		break;
 	case HPM_UNIT_LARGE:
 		rc = hpm_large_free(&a->cs, u, p, &bytes);
+		break;
+	case HPM_UNIT_SLAB:
+		rc = hpm_slab_free(&a->slab, u, p, &bytes);
 		break;
 	default:
 		rc = -EINVAL;

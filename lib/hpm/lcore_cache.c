@@ -36,6 +36,10 @@ hpm_cache_class_bytes(unsigned int cls)
 #define SMALL_LIMIT_BYTES 32768u
 /* a burst of 32 blocks of any class fits */
 #define SMALL_LIMIT_MIN 40u
+/* size-class pages: a refill of 16 KiB, a stack of 128 KiB (cached blocks pin their pages) */
+#define SLAB_BATCH_BYTES 16384u
+#define SLAB_BATCH_MIN 4u
+#define SLAB_LIMIT_BYTES 131072u
 
 /*
  * The limit rule (seed 003's question): the caches of a socket together may
@@ -72,6 +76,14 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 			most_limit = SMALL_LIMIT_MIN;
 		if (most_limit < 2 * (size_t)batch)
 			most_limit = 2 * (size_t)batch;
+		limit = RTE_MIN(limit, most_limit);
+	} else if (cls >= HPM_CACHE_SLAB0) {
+		uint32_t bytes = hpm_cache_class_bytes(cls);
+		uint32_t most_batch = RTE_MAX(SLAB_BATCH_BYTES / bytes, SLAB_BATCH_MIN);
+		size_t most_limit;
+
+		batch = RTE_MIN(batch, most_batch);
+		most_limit = RTE_MAX((size_t)SLAB_LIMIT_BYTES / bytes, 2 * (size_t)batch);
 		limit = RTE_MIN(limit, most_limit);
 	}
 	__atomic_store_n(&cc->limit, (uint32_t)limit, __ATOMIC_RELAXED);
@@ -279,6 +291,8 @@ fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hp
 		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_4K1, lcore, ptrs, states, n);
 	} else if (cls == HPM_CACHE_C64K) {
 		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_64K1, lcore, ptrs, states, n);
+	} else if (cls >= HPM_CACHE_SLAB0) {
+		got = hpm_slab_take(&a->slab, cls - HPM_CACHE_SLAB0, lcore, ptrs, states, n);
 	} else {
 		do {
 			k = hpm_heap_carve(&a->heap, hpm_cache_class_bytes(cls), ptrs + got,
@@ -422,9 +436,14 @@ free_objs_locked(struct hpm_arena *a, const struct hpm_cache_obj *objs, unsigned
 		size_t bytes = 0;
 		int rc = -EINVAL;
 
-		if (hpm_blk_state_get(objs[i].state) == HPM_BLK_CACHED)
-			rc = u->role == HPM_UNIT_SPAN ? hpm_heap_free(&a->heap, u, p, &bytes)
-						      : hpm_gran_free(&a->gran, u, p, &bytes);
+		if (hpm_blk_state_get(objs[i].state) != HPM_BLK_CACHED)
+			rc = -EINVAL;
+		else if (u->role == HPM_UNIT_SPAN)
+			rc = hpm_heap_free(&a->heap, u, p, &bytes);
+		else if (u->role == HPM_UNIT_SLAB)
+			rc = hpm_slab_free(&a->slab, u, p, &bytes);
+		else
+			rc = hpm_gran_free(&a->gran, u, p, &bytes);
 		if (rc == 0) {
 			a->alloc_bytes -= bytes;
 			a->alloc_count--;
@@ -455,6 +474,7 @@ flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
 			flush_locked(a, &c->cls[i], c->cls[i].len);
 	}
 	hpm_gran_disown(&a->gran, c->lcore);
+	hpm_slab_disown(&a->slab, c->lcore);
 	/* what the caches gave each other goes back with them */
 	hpm_cache_xfer_drain_locked(a);
 }

@@ -14,7 +14,9 @@
  * 1072, so every request up to 1 KiB with default alignment) in steps of one
  * cache line, 6 more up to 4160 bytes (usable 4144: a 2 KiB packet buffer, a
  * page and its header) in steps of about a quarter, one for single 4 KiB
- * granules and one for single 64 KiB granules.
+ * granules and one for single 64 KiB granules, then one per class of the
+ * size-class pages (slab.h): what the heap's classes do not serve up to
+ * 32 KiB, aligned requests included.
  *
  * Every block's state byte (unit.h) says whether the application, a cache or
  * nobody holds it: a hit writes it, a free checks and writes it, so a second
@@ -49,6 +51,7 @@
 #include "heap.h"
 #include "poison.h"
 #include "route.h"
+#include "slab.h"
 #include "unit.h"
 
 /** Heap classes in steps of a cache line: blocks of 64 to 1088 bytes. */
@@ -64,7 +67,9 @@
 enum {
 	HPM_CACHE_C4K = HPM_CACHE_HEAP_NCLASS,
 	HPM_CACHE_C64K,
-	HPM_CACHE_NCLASS,
+	/** The first of the size-class pages' classes, in slab.h's order. */
+	HPM_CACHE_SLAB0,
+	HPM_CACHE_NCLASS = HPM_CACHE_SLAB0 + HPM_SLAB_NCLASS,
 };
 
 /** Most blocks a stack can hold; the limit in force follows the heap's size. */
@@ -237,6 +242,8 @@ hpm_cache_block_bytes(unsigned int cls)
 		return (size_t)(cls + 1) * HPM_CACHE_BLOCK_STEP;
 	if (cls < HPM_CACHE_HEAP_NCLASS)
 		return hpm_cache_wide_bytes[cls - HPM_CACHE_SMALL_NCLASS];
+	if (cls >= HPM_CACHE_SLAB0)
+		return hpm_slab_class_bytes[cls - HPM_CACHE_SLAB0];
 	return cls == HPM_CACHE_C4K ? 4096 : 65536;
 }
 
@@ -329,6 +336,29 @@ hpm_cache_class_fit(size_t size)
 	return hpm_cache_fit_class[(size + 16 + 63) >> 6];
 }
 
+/*
+ * The class of what the heap's classes do not serve, up to 64 KiB: a single
+ * granule, or the smallest size-class page class large and aligned enough,
+ * but one 4 KiB granule for up to 4 KiB where that class would be larger
+ * (the route table's rows for 2-4 KiB); -1 for none.
+ */
+static __rte_always_inline int
+hpm_cache_class_other(size_t size, size_t align)
+{
+	int cls;
+
+	if (size == 65536)
+		return align <= 65536 ? HPM_CACHE_C64K : -1;
+	if (size - 1 < 4096 && align <= 4096 && (align == 4096 || size == 4096))
+		return HPM_CACHE_C4K;
+	/* multiples of 4 KiB and 4 KiB alignments are granule runs */
+	if ((size & 4095) == 0 || align >= 4096 || (cls = hpm_slab_class(size, align)) < 0)
+		return -1;
+	if (size <= 4096 && hpm_slab_class_bytes[cls] > 4096)
+		return HPM_CACHE_C4K;
+	return HPM_CACHE_SLAB0 + cls;
+}
+
 /**
  * Class of a request (align a power of two), or -1 when no class serves it:
  * the route table's answer (route.h) for the sizes and alignments a class
@@ -337,22 +367,16 @@ hpm_cache_class_fit(size_t size)
 static __rte_always_inline int
 hpm_cache_class(size_t size, size_t align)
 {
-	if (likely(align <= 64)) {
-		/* 4096, a multiple of 4 KiB, is a granule */
-		if (likely(size - 1 < HPM_CACHE_HEAP_MAX && size != 4096))
-			return hpm_cache_class_fit(size);
-		if (size == 4096)
-			return HPM_CACHE_C4K;
-		return size == 65536 ? HPM_CACHE_C64K : -1;
-	}
-	/* one granule placed on any granule of its size */
-	if (size - 1 < 4096 && align <= 4096)
-		return align == 4096 || size == 4096 ? HPM_CACHE_C4K : -1;
-	return size == 65536 && align <= 65536 ? HPM_CACHE_C64K : -1;
+	/* 4096, a multiple of 4 KiB, is a granule */
+	if (likely(align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096))
+		return hpm_cache_class_fit(size);
+	return hpm_cache_class_other(size, align);
 }
 
 /* A class found in the block's header (heap spans), in hpm_cache_role_class[]. */
 #define HPM_CACHE_FROM_HEADER 127
+/* A class found in the block's frame (size-class pages), in hpm_cache_role_class[]. */
+#define HPM_CACHE_FROM_FRAME 126
 
 /* Per unit role (unit.h's order): the class of its cacheable blocks, or -1 for none. */
 static const int8_t hpm_cache_role_class[] = {
@@ -363,9 +387,10 @@ static const int8_t hpm_cache_role_class[] = {
 	HPM_CACHE_C4K,         /* G4K1 */
 	HPM_CACHE_C64K,        /* G64K1 */
 	-1,                    /* LARGE */
+	HPM_CACHE_FROM_FRAME,  /* SLAB */
 };
 static_assert(HPM_UNIT_SPAN == 1 && HPM_UNIT_G4K1 == 4 && HPM_UNIT_G64K1 == 5 &&
-		RTE_DIM(hpm_cache_role_class) == HPM_UNIT_LARGE + 1,
+		HPM_UNIT_SLAB == 7 && RTE_DIM(hpm_cache_role_class) == HPM_UNIT_SLAB + 1,
 	"hpm_cache_role_class[] follows enum hpm_unit_role");
 
 /*
@@ -462,6 +487,8 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 	*state = &u->state[off >> u->shift];
 	if (hpm_blk_kind(hpm_blk_state_get(*state)) != HPM_BLK_USER)
 		return -1;
+	if (cls == HPM_CACHE_FROM_FRAME)
+		return HPM_CACHE_SLAB0 + (int)hpm_slab_class_at(u, p);
 	if (cls != HPM_CACHE_FROM_HEADER)
 		return cls;
 		/* the header's flags may change under the lock, its size not */

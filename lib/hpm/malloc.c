@@ -86,6 +86,9 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 		p = hpm_large_alloc(&a->cs, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
 			RTE_MAX(align >> HPM_UNIT_SHIFT, (size_t)1), contig, bi);
 		break;
+	case HPM_ROUTE_SLAB:
+		p = hpm_slab_alloc(&a->slab, hpm_slab_class(size, align), bi);
+		break;
 	}
 	if (p != NULL) {
 		a->alloc_bytes += bi->bytes;
@@ -455,6 +458,9 @@ unit_route(const struct hpm_unit *u, size_t *natural_align)
 	case HPM_UNIT_LARGE:
 		*natural_align = HPM_UNIT_SIZE;
 		return HPM_ROUTE_LARGE;
+	case HPM_UNIT_SLAB:
+		*natural_align = HPM_MIN_ALIGN;
+		return HPM_ROUTE_SLAB;
 	default:
 		*natural_align = HPM_MIN_ALIGN;
 		return HPM_ROUTE_HEAP;
@@ -481,6 +487,14 @@ resize_in_place(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size, s
 	case HPM_ROUTE_LARGE:
 		return hpm_large_resize(&a->cs, u, p,
 			RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT, bi);
+	case HPM_ROUTE_SLAB:
+		/* in place while the block's class is the one the new request takes */
+		if (hpm_slab_block_size(u, p) == 0 ||
+			hpm_slab_class(size, align) != (int)hpm_slab_class_at(u, p))
+			return -1;
+		bi->bytes = hpm_slab_class_bytes[hpm_slab_class_at(u, p)];
+		bi->dirty = false;
+		return 0;
 	}
 	return -1;
 }

@@ -22,12 +22,15 @@ enum hpm_route {
 	HPM_ROUTE_G4K,   /**< run of 4 KiB granules */
 	HPM_ROUTE_G64K,  /**< run of 64 KiB granules */
 	HPM_ROUTE_LARGE, /**< run of 2 MiB units */
+	HPM_ROUTE_SLAB,  /**< size-class page: the smallest class large and aligned enough */
 };
 
 struct hpm_route_rule {
 	size_t min_size;      /**< row matches sizes >= this */
 	size_t min_align;     /**< and alignments >= this */
 	size_t size_multiple; /**< and, if not 0, sizes that are multiples of this */
+	size_t max_size;      /**< and, if not 0, sizes <= this */
+	size_t max_align;     /**< and, if not 0, alignments <= this */
 	enum hpm_route route;
 };
 
@@ -48,7 +51,15 @@ struct hpm_route_rule {
  * - so do sizes above 32 KiB: blocks of 32 to 256 KiB fragment the heap's
  *   2 MiB spans (the soak held 204 MiB of spans for them; 4 KiB granule
  *   runs hold them in less than half);
- * - the rest goes to the heap.
+ * - requests of up to 4144 bytes (a 4 KiB page and its 16-byte header)
+ *   with no alignment above a cache line go to the heap, whose cache
+ *   classes serve them;
+ * - a size of 3 to 4 KiB that no class of at most 3.5 KiB holds at its
+ *   alignment takes one 4 KiB granule, not a 5 or 6 KiB class;
+ * - the rest, up to 32 KiB at up to 2 KiB alignment, goes to the size-class
+ *   pages (slab.h): blocks of the smallest class whose size is at least the
+ *   request's and whose natural alignment is at least the request's, with
+ *   no header and no padding cut off a free block.
  */
 static const struct hpm_route_rule hpm_route_table[] = {
 	{.min_size = 0, .min_align = HPM_MIB(2) + 1, .route = HPM_ROUTE_LARGE},
@@ -63,7 +74,11 @@ static const struct hpm_route_rule hpm_route_table[] = {
 		.size_multiple = HPM_KIB(4),
 		.route = HPM_ROUTE_G4K},
 	{.min_size = HPM_KIB(32) + 1, .min_align = 0, .route = HPM_ROUTE_G4K},
-	{.min_size = 0, .min_align = 0, .route = HPM_ROUTE_HEAP},
+	{.max_size = 4144, .max_align = 64, .route = HPM_ROUTE_HEAP},
+	{.min_size = 2049, .min_align = 2048, .max_size = 4096, .route = HPM_ROUTE_G4K},
+	{.min_size = 3073, .min_align = 1024, .max_size = 4096, .route = HPM_ROUTE_G4K},
+	{.min_size = 3585, .max_size = 4096, .route = HPM_ROUTE_G4K},
+	{.min_size = 0, .min_align = 0, .route = HPM_ROUTE_SLAB},
 };
 
 static __rte_always_inline enum hpm_route
@@ -75,10 +90,12 @@ hpm_route(size_t size, size_t align)
 		const struct hpm_route_rule *r = &hpm_route_table[i];
 
 		if (size >= r->min_size && align >= r->min_align &&
-			(r->size_multiple == 0 || (size & (r->size_multiple - 1)) == 0))
+			(r->size_multiple == 0 || (size & (r->size_multiple - 1)) == 0) &&
+			(r->max_size == 0 || size <= r->max_size) &&
+			(r->max_align == 0 || align <= r->max_align))
 			return r->route;
 	}
-	return HPM_ROUTE_HEAP;
+	return HPM_ROUTE_SLAB;
 }
 
 #endif /* HPM_ROUTE_H */

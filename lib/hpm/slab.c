@@ -517,7 +517,12 @@ hpm_slab_free_ranges(const struct hpm_slab_set *ss, unsigned int *count, size_t 
 			}
 			run = 0;
 			pg = &s->page[s->page_of[f]];
-			if (pg->first_frame != f || pg->nfree == 0)
+			if (pg->first_frame != f)
+				continue;
+			/* the page's tail, past its last block: in no block, so counted here */
+			*bytes += ((size_t)pg->frames << HPM_SLAB_FRAME_SHIFT) -
+				(size_t)pg->nblocks * hpm_slab_class_bytes[pg->cls];
+			if (pg->nfree == 0)
 				continue;
 			*count += pg->nfree;
 			*bytes += (size_t)pg->nfree * hpm_slab_class_bytes[pg->cls];

@@ -167,7 +167,11 @@ uint8_t *hpm_slab_state(const struct hpm_unit *u, const void *p);
 /** Give the empty units kept for reuse back to the chunk set. Arena lock held. */
 void hpm_slab_release_spares(struct hpm_slab_set *ss);
 
-/** Free blocks and frames of the arena's slab units: count of ranges, the longest, bytes. */
+/**
+ * Free blocks and frames of the arena's slab units: count of ranges, the
+ * longest, bytes (the tails of pages past their last block, in no block,
+ * among them).
+ */
 void hpm_slab_free_ranges(const struct hpm_slab_set *ss, unsigned int *count, size_t *longest,
 	size_t *bytes);
 

@@ -160,6 +160,7 @@ hpm_heap_trim(void)
 		/* the pages kept for reuse may be all that keeps a chunk */
 		hpm_gran_release_spares(&a->gran);
 		hpm_heap_release_spares(&a->heap);
+		hpm_slab_release_spares(&a->slab);
 		released += hpm_chunk_release_idle(&a->cs, UINT64_MAX);
 		hpm_unlock(&a->lock);
 	}

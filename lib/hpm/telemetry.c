@@ -28,6 +28,7 @@ static const char *const role_names[] = {
 	[HPM_UNIT_G4K1] = "gran4k_single",
 	[HPM_UNIT_G64K1] = "gran64k_single",
 	[HPM_UNIT_LARGE] = "large",
+	[HPM_UNIT_SLAB] = "slab",
 };
 
 /* Units of each role, and chunks, of an arena. */
