@@ -56,14 +56,69 @@ hpm_bitrun_all_set(const uint64_t *map, unsigned int pos, unsigned int n)
 	return true;
 }
 
+/* Clear bits of word w as set bits, those at nbits and past it cleared. */
+static uint64_t
+free_word(const uint64_t *map, unsigned int nbits, unsigned int w)
+{
+	unsigned int first = w * HPM_WORD_BITS;
+
+	if (first >= nbits)
+		return 0;
+	return ~map[w] & hpm_bitrun_mask(0, RTE_MIN(nbits - first, HPM_WORD_BITS));
+}
+
+/*
+ * Runs of up to a word, at alignments of up to a word: every start of a run
+ * of n clear bits in a word at once, from the word and the next (a run may
+ * cross into it), by halving shifts (log2 n of them), then the alignment's
+ * positions. A fragmented page costs a few instructions per word, not a
+ * look at each free run.
+ */
+static int
+find_in_words(const uint64_t *map, unsigned int nbits, unsigned int from, unsigned int n,
+	unsigned int align, unsigned int phase)
+{
+	unsigned int nwords = (nbits + HPM_WORD_BITS - 1) / HPM_WORD_BITS, w;
+	/* bits at the positions p of a word with (p + phase) % align == 0 */
+	uint64_t at = align == HPM_WORD_BITS ? 1 : ~UINT64_C(0) / ((UINT64_C(1) << align) - 1);
+	uint64_t next = free_word(map, nbits, from / HPM_WORD_BITS);
+
+	at <<= (align - phase % align) % align;
+	for (w = from / HPM_WORD_BITS; w < nwords; w++) {
+		uint64_t cur = next;
+		unsigned __int128 run;
+		unsigned int have = 1;
+		uint64_t starts;
+
+		next = free_word(map, nbits, w + 1);
+		if (cur == 0)
+			continue;
+		run = cur | (unsigned __int128)next << HPM_WORD_BITS;
+		while (have < n) {
+			unsigned int s = RTE_MIN(have, n - have);
+
+			run &= run >> s;
+			have += s;
+		}
+		starts = (uint64_t)run & at;
+		if (w == from / HPM_WORD_BITS)
+			starts &= ~UINT64_C(0) << (from % HPM_WORD_BITS);
+		if (starts != 0)
+			return (int)(w * HPM_WORD_BITS + rte_bsf64(starts));
+	}
+	return -1;
+}
+
 int
 hpm_bitrun_find(const uint64_t *map, unsigned int nbits, unsigned int from, unsigned int n,
 	unsigned int align, unsigned int phase)
 {
 	unsigned int pos = from;
 
-	if (n == 0 || n > nbits)
+	if (n == 0 || n > nbits || from >= nbits)
 		return -1;
+	if (n <= HPM_WORD_BITS && align <= HPM_WORD_BITS)
+		return find_in_words(map, nbits, from, n, align, phase);
 	for (;;) {
 		int clear = hpm_bitrun_next_clear(map, nbits, pos);
 		unsigned int used;
