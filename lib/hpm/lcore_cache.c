@@ -36,10 +36,10 @@ hpm_cache_class_bytes(unsigned int cls)
 #define SMALL_LIMIT_BYTES 32768u
 /* a burst of 32 blocks of any class fits */
 #define SMALL_LIMIT_MIN 40u
-/* size-class pages: a refill of 16 KiB, a stack of 128 KiB (cached blocks pin their pages) */
-#define SLAB_BATCH_BYTES 16384u
-#define SLAB_BATCH_MIN 4u
-#define SLAB_LIMIT_BYTES 131072u
+/* size-class pages: a refill of 8 KiB, a stack of 64 KiB (cached blocks pin their pages) */
+#define SLAB_BATCH_BYTES 8192u
+#define SLAB_BATCH_MIN 2u
+#define SLAB_LIMIT_BYTES 65536u
 
 /*
  * The limit rule (seed 003's question): the caches of a socket together may

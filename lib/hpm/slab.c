@@ -222,9 +222,20 @@ page_new(struct hpm_slab_set *ss, unsigned int cls)
 	uint32_t mask;
 	int f = -1;
 
+	struct hpm_slab *best = NULL;
+	int best_f = -1;
+
+	/* the fullest unit that has room: the emptier ones may empty and go back */
 	for (s = ss->units; s != NULL; s = s->next)
-		if ((f = free_run(s->free_frames, n)) >= 0)
-			break;
+		if ((f = free_run(s->free_frames, n)) >= 0 &&
+			(best == NULL ||
+				__builtin_popcount(s->free_frames) <
+					__builtin_popcount(best->free_frames))) {
+			best = s;
+			best_f = f;
+		}
+	s = best;
+	f = best_f;
 	if (f < 0) {
 		s = unit_new(ss);
 		if (s == NULL)
@@ -338,6 +349,12 @@ owned_page(struct hpm_slab_set *ss, unsigned int cls, unsigned int owner)
 	if (pg != NULL && pg->nfree > 0)
 		return pg;
 	pg = sc->partial;
+	/* blocks of 4 KiB and more have state bytes a line apart: no page of their own */
+	if (hpm_slab_class_bytes[cls] >= HPM_SLAB_SHARED_BYTES) {
+		if (pg == NULL && (pg = page_new(ss, cls)) != NULL)
+			page_list(sc, pg);
+		return pg;
+	}
 	if (pg != NULL)
 		page_unlist(sc, pg);
 	else if ((pg = page_new(ss, cls)) == NULL)
@@ -374,6 +391,9 @@ hpm_slab_take(struct hpm_slab_set *ss, unsigned int cls, unsigned int owner, voi
 				taken++;
 			}
 		}
+		/* a shared page taken empty leaves the list */
+		if (pg->owner == 0 && pg->nfree == 0)
+			page_unlist(&ss->cls[cls], pg);
 	}
 	return taken;
 }

@@ -84,6 +84,12 @@ struct hpm_slab {
 	uint8_t state[HPM_UNIT_SIZE >> HPM_SLAB_STEP_SHIFT];
 };
 
+/**
+ * Classes of this many bytes and more have no owner pages: the state bytes
+ * of two blocks are a line (64 bytes, 4 KiB of blocks) apart.
+ */
+#define HPM_SLAB_SHARED_BYTES 4096u
+
 /** Caches that may own a page, by slot (as granule pages: gran.h). */
 #define HPM_SLAB_OWNERS (RTE_MAX_LCORE + 128)
 
