@@ -122,6 +122,13 @@ enum hpm_source_kind {
  * builds with -Ddebug_mode=true. Slow: for finding bugs.
  */
 #define HPM_CFG_F_DEBUG RTE_BIT32(2)
+/**
+ * Small requests (up to 4144 bytes at alignments up to 64 bytes) from the
+ * boundary-tag heap's classes (blocks in steps of 64 bytes, a 16-byte header
+ * each) instead of the size-class pages (no header, sizes m x 2^k): tighter
+ * for sizes just above a size class, a header to overrun for each block.
+ */
+#define HPM_CFG_F_SMALL_HEAP RTE_BIT32(3)
 
 /**
  * hpmalloc configuration, given to hpm_init(). Fill it with

@@ -643,17 +643,17 @@ lcores_apart(void)
  * heap block of each class's size maps back to.
  */
 static int
-model_class(size_t size, size_t align)
+model_class(size_t size, size_t align, bool small_heap)
 {
-	if (align <= 64 && size - 1 < HPM_CACHE_SMALL_MAX)
+	if (small_heap && align <= 64 && size - 1 < HPM_CACHE_SMALL_MAX)
 		return (int)((size + 15) / HPM_CACHE_BLOCK_STEP);
-	if (align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096)
+	if (small_heap && align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096)
 		return hpm_cache_wide_class(RTE_ALIGN_CEIL(size + 16, HPM_CACHE_BLOCK_STEP));
-	if (size - 1 < 4096 && align <= 4096 && hpm_route(size, align) == HPM_ROUTE_G4K)
+	if (size - 1 < 4096 && align <= 4096 && hpm_route(size, align, small_heap) == HPM_ROUTE_G4K)
 		return HPM_CACHE_C4K;
-	if (size == 65536 && align <= 65536 && hpm_route(size, align) == HPM_ROUTE_G64K)
+	if (size == 65536 && align <= 65536 && hpm_route(size, align, small_heap) == HPM_ROUTE_G64K)
 		return HPM_CACHE_C64K;
-	if (hpm_route(size, align) == HPM_ROUTE_SLAB) {
+	if (hpm_route(size, align, small_heap) == HPM_ROUTE_SLAB) {
 		unsigned int cls;
 
 		/* the smallest size-class page class large and aligned enough */
@@ -668,10 +668,13 @@ model_class(size_t size, size_t align)
 }
 
 static void
-classes_match_routes(void)
+classes_match_routes(bool small_heap)
 {
 	unsigned int wrong = 0, served = 0, k, cls;
 	size_t size, align;
+
+	/* what hpm_init() does for a heap with (or without) HPM_CFG_F_SMALL_HEAP */
+	hpm_cache_small_classes(small_heap);
 
 	for (k = 0; k <= 18; k++) {
 		align = k == 0 ? 0 : (size_t)1 << (k - 1);
@@ -686,14 +689,15 @@ classes_match_routes(void)
 					-hpm_cache_block_bytes((unsigned int)got)
 				: 64;
 
-			if (got != model_class(size, align) ||
+			if (got != model_class(size, align, small_heap) ||
 				(got >= 0 &&
 					(hpm_cache_class_usable((unsigned int)got) < size ||
-						hpm_route(size, align) != want ||
+						hpm_route(size, align, small_heap) != want ||
 						(want == HPM_ROUTE_SLAB && natural < align)))) {
 				if (wrong++ < 5)
-					printf("size %zu align %zu: class %d, model %d\n", size,
-						align, got, model_class(size, align));
+					printf("size %zu align %zu%s: class %d, model %d\n", size,
+						align, small_heap ? " (small heap)" : "", got,
+						model_class(size, align, small_heap));
 			}
 			served += got >= 0;
 		}
@@ -721,7 +725,8 @@ main(int argc, char **argv)
 	quick = getenv("HPM_TEST_OPS") != NULL;
 	if (quick)
 		plain_ops = 100;
-	classes_match_routes();
+	classes_match_routes(true);
+	classes_match_routes(false);
 	if (quick)
 		seconds = 1;
 	if (test_eal_init("cache", "-l", "0-1", "--no-pci", NULL) != 0)

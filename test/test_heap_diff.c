@@ -20,7 +20,8 @@
  * over N runs from N seeds, each drained and checked back at the baseline.
  *
  * usage: test_heap_diff --source anon|hugetlbfs|eal [--no-huge] [--ops N]
- *                       [--mode mix|routes] [--seeds N]
+ *                       [--mode mix|routes] [--seeds N] [--small-heap]
+ * --small-heap: HPM_CFG_F_SMALL_HEAP (small requests from the heap's classes).
  * Environment: HPM_TEST_OPS (operations, over --ops), HPM_TEST_SEED (the first seed).
  */
 
@@ -573,7 +574,7 @@ main(int argc, char **argv)
 	struct hpm_heap_stats hs;
 	struct hpm_config cfg;
 	struct counts c = {0};
-	bool no_huge = false;
+	bool no_huge = false, small_heap = false;
 	uint64_t seed0;
 	double t0;
 	int rc;
@@ -589,6 +590,8 @@ main(int argc, char **argv)
 			routes = !strcmp(argv[++i], "routes");
 		else if (!strcmp(argv[i], "--no-huge"))
 			no_huge = true;
+		else if (!strcmp(argv[i], "--small-heap"))
+			small_heap = true;
 	}
 	if (getenv("HPM_TEST_OPS") != NULL)
 		ops = strtoul(getenv("HPM_TEST_OPS"), NULL, 0);
@@ -598,6 +601,9 @@ main(int argc, char **argv)
 	/* routes: what the drain frees stays for the next seed, and most frees keep it */
 	cfg.retain_size = routes ? 128 * MIB : 32 * MIB;
 	cfg.release_delay_ms = 0; /* at once: the drain below shows it */
+	/* small requests from the boundary-tag heap, not size-class pages */
+	if (small_heap)
+		cfg.flags |= HPM_CFG_F_SMALL_HEAP;
 	if (!strcmp(source, "eal")) {
 		rc = no_huge ? test_eal_init("heap_diff", "-l", "0", "--no-pci", "--no-huge", "-m",
 				       "1024", NULL)

@@ -70,7 +70,7 @@ struct route {
 	const char *name;
 	size_t size;
 	unsigned int align;
-	bool heap;     /* served by the boundary-tag heap or its cache classes (headers) */
+	bool heap;     /* the boundary-tag heap or its cache classes (HPM_CFG_F_SMALL_HEAP) */
 	bool span_end; /* the target is the last block of a span (no caches): the overrun hits its
 			sentinel */
 };
@@ -81,6 +81,9 @@ static const struct route routes[] = {
 	{"heap 1000 B", 1000, 0, true},
 	{"heap 3000 B", 3000, 0, true},
 	{"heap 432 B, a span's last", SPAN_TILE, 0, true, true},
+	{"slab 64 B", 64, 0, false},
+	{"slab 1000 B", 1000, 0, false},
+	{"slab 3000 B", 3000, 0, false},
 	{"slab 100 B at 256", 100, 256, false},
 	{"slab 2000 B at 2K", 2000, 2048, false},
 	{"slab 20000 B", 20000, 0, false},
@@ -251,7 +254,7 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 	struct hpm_config cfg;
 	bool detected = false, silent = false;
 	uint64_t corrupt0, bad0;
-	int cls = hpm_cache_class(r->size, r->align);
+	int cls;
 
 	hpm_config_defaults(&cfg);
 	cfg.source = HPM_SOURCE_ANON;
@@ -259,8 +262,13 @@ run_case(const struct route *r, enum where w, size_t len, uint8_t byte, bool che
 		cfg.flags |= HPM_CFG_F_DEBUG;
 	if (r->span_end)
 		cfg.flags |= HPM_CFG_F_NO_CACHE;
+	/* small requests take the heap only when asked to */
+	if (r->heap)
+		cfg.flags |= HPM_CFG_F_SMALL_HEAP;
 	if (hpm_init(&cfg) != 0)
 		return R_SETUP;
+	/* the heap's classes, with HPM_CFG_F_SMALL_HEAP */
+	cls = hpm_cache_class(r->size, r->align);
 	if (hpm_malloc_get_socket_stats(0, &before) != 0)
 		return R_SETUP;
 	corrupt0 = hpm_debug_corruption_count();

@@ -101,7 +101,7 @@ main(void)
 	CHECK(number(json, NULL, "heap_allocsz_bytes") == (long long)st.heap_allocsz_bytes,
 		"heap_allocsz_bytes: telemetry %lld, API %zu",
 		number(json, NULL, "heap_allocsz_bytes"), st.heap_allocsz_bytes);
-	CHECK(number(json, NULL, "heap_span") >= 1 && number(json, NULL, "gran4k_single") >= 1,
+	CHECK(number(json, NULL, "slab") >= 1 && number(json, NULL, "gran4k_single") >= 1,
 		"units by role");
 	CHECK(query(fd, "/hpm/heap_info,7", json, sizeof(json)) == 0 &&
 			strstr(json, "null") != NULL,

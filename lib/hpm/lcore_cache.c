@@ -19,6 +19,31 @@
 HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 uint64_t hpm_cache_gen = 1;
 struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
+uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
+
+void
+hpm_cache_small_classes(bool small_heap)
+{
+	unsigned int i;
+
+	for (i = 1; i < RTE_DIM(hpm_cache_small_class); i++) {
+		size_t size = (size_t)i * 16;
+		int cls = hpm_cache_class_fit(size);
+
+		/* the route table's rows: a heap class, one granule from 3.5 KiB, a size class */
+		if (!small_heap)
+			cls = size > 3584 && size <= 4096 ? HPM_CACHE_C4K
+							  : hpm_cache_class_other(size, 64);
+		hpm_cache_small_class[i] = (uint8_t)cls;
+	}
+	hpm_cache_small_class[0] = hpm_cache_small_class[1];
+}
+
+/* The size-class pages' until a heap says otherwise (hpm_cache_init_process()). */
+static void __attribute__((constructor)) small_classes_default(void)
+{
+	hpm_cache_small_classes(false);
+}
 
 static void *lcore_cb_handle;
 /* When a miss next looks for caches of dead processes (TSC). */
@@ -36,7 +61,7 @@ hpm_cache_class_bytes(unsigned int cls)
 #define SMALL_LIMIT_BYTES 32768u
 /* a burst of 32 blocks of any class fits */
 #define SMALL_LIMIT_MIN 40u
-/* size-class pages: a refill of 8 KiB, a stack of 64 KiB (cached blocks pin their pages) */
+/* size-class pages of 4 KiB blocks and more: a refill of 8 KiB, a stack of 64 KiB */
 #define SLAB_BATCH_BYTES 8192u
 #define SLAB_BATCH_MIN 2u
 #define SLAB_LIMIT_BYTES 65536u
@@ -63,8 +88,10 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 	limit = RTE_MIN(limit, (size_t)cfg->cache_max);
 	batch = RTE_MAX((uint32_t)limit / 2, 1u);
 	/* heap blocks are cut from the heap's free blocks: small cuts, and few cached,
-	 * or cached blocks pin large free ranges (granules have pages of their own) */
-	if (cls < HPM_CACHE_HEAP_NCLASS) {
+	 * or cached blocks pin large free ranges (granules have pages of their own);
+	 * small size-class blocks pin their pages: the same rule */
+	if (cls < HPM_CACHE_HEAP_NCLASS ||
+		(cls >= HPM_CACHE_SLAB0 && hpm_cache_class_bytes(cls) < HPM_SLAB_SHARED_BYTES)) {
 		uint32_t bytes = hpm_cache_class_bytes(cls);
 		uint32_t most_batch = SMALL_BATCH_BYTES / bytes;
 		size_t most_limit = SMALL_LIMIT_BYTES / bytes;
@@ -700,6 +727,7 @@ void
 hpm_cache_init_process(void)
 {
 	hpm_chunk_set_reclaim(reclaim_chunks);
+	hpm_cache_small_classes((hpm_state->cfg.flags & HPM_CFG_F_SMALL_HEAP) != 0);
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =

@@ -336,6 +336,17 @@ hpm_cache_class_fit(size_t size)
 	return hpm_cache_fit_class[(size + 16 + 63) >> 6];
 }
 
+/**
+ * Per request size / 16 (rounded up), up to HPM_CACHE_HEAP_MAX, default
+ * alignment: its class, a size-class page's (or one 4 KiB granule's), or
+ * with HPM_CFG_F_SMALL_HEAP a heap class. Set for this process's heap by
+ * hpm_cache_init_process(); size-class pages' before.
+ */
+extern uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
+
+/** Fill hpm_cache_small_class[] with the heap's classes (small_heap) or the size-class pages'. */
+void hpm_cache_small_classes(bool small_heap);
+
 /*
  * The class of what the heap's classes do not serve, up to 64 KiB: a single
  * granule, or the smallest size-class page class large and aligned enough,
@@ -369,7 +380,7 @@ hpm_cache_class(size_t size, size_t align)
 {
 	/* 4096, a multiple of 4 KiB, is a granule */
 	if (likely(align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096))
-		return hpm_cache_class_fit(size);
+		return hpm_cache_small_class[(size + 15) >> 4];
 	return hpm_cache_class_other(size, align);
 }
 

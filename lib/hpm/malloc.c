@@ -51,6 +51,13 @@ caller_socket(const struct hpm_state *st)
 	return st->socket_ids[0];
 }
 
+/* Small requests go to the heap (HPM_CFG_F_SMALL_HEAP), not to size-class pages. */
+static bool
+hpm_small_heap(void)
+{
+	return (hpm_state->cfg.flags & HPM_CFG_F_SMALL_HEAP) != 0;
+}
+
 /* Single granules come from pages of their own (see gran.h). */
 static void *
 gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
@@ -65,7 +72,7 @@ gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int a
 static void *
 alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct hpm_blockinfo *bi)
 {
-	enum hpm_route route = hpm_route(size, align);
+	enum hpm_route route = hpm_route(size, align, hpm_small_heap());
 	void *p = NULL;
 
 	/* outside LARGE a block lies in one unit: contiguous if units are */
@@ -475,7 +482,7 @@ resize_in_place(struct hpm_arena *a, struct hpm_unit *u, void *p, size_t size, s
 	size_t natural;
 	enum hpm_route route = unit_route(u, &natural);
 
-	if (hpm_route(size, RTE_MAX(align, natural)) != route)
+	if (hpm_route(size, RTE_MAX(align, natural), hpm_small_heap()) != route)
 		return -1;
 	switch (route) {
 	case HPM_ROUTE_HEAP:

@@ -9,6 +9,7 @@
  * row that matches wins.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,7 @@ struct hpm_route_rule {
 	size_t size_multiple; /**< and, if not 0, sizes that are multiples of this */
 	size_t max_size;      /**< and, if not 0, sizes <= this */
 	size_t max_align;     /**< and, if not 0, alignments <= this */
+	bool small_heap;      /**< and only with HPM_CFG_F_SMALL_HEAP */
 	enum hpm_route route;
 };
 
@@ -51,9 +53,9 @@ struct hpm_route_rule {
  * - so do sizes above 32 KiB: blocks of 32 to 256 KiB fragment the heap's
  *   2 MiB spans (the soak held 204 MiB of spans for them; 4 KiB granule
  *   runs hold them in less than half);
- * - requests of up to 4144 bytes (a 4 KiB page and its 16-byte header)
- *   with no alignment above a cache line go to the heap, whose cache
- *   classes serve them;
+ * - with HPM_CFG_F_SMALL_HEAP, requests of up to 4144 bytes (a 4 KiB page
+ *   and its 16-byte header) with no alignment above a cache line go to the
+ *   heap, whose cache classes serve them;
  * - a size of 3 to 4 KiB that no class of at most 3.5 KiB holds at its
  *   alignment takes one 4 KiB granule, not a 5 or 6 KiB class;
  * - the rest, up to 32 KiB at up to 2 KiB alignment, goes to the size-class
@@ -74,22 +76,24 @@ static const struct hpm_route_rule hpm_route_table[] = {
 		.size_multiple = HPM_KIB(4),
 		.route = HPM_ROUTE_G4K},
 	{.min_size = HPM_KIB(32) + 1, .min_align = 0, .route = HPM_ROUTE_G4K},
-	{.max_size = 4144, .max_align = 64, .route = HPM_ROUTE_HEAP},
+	{.max_size = 4144, .max_align = 64, .small_heap = true, .route = HPM_ROUTE_HEAP},
 	{.min_size = 2049, .min_align = 2048, .max_size = 4096, .route = HPM_ROUTE_G4K},
 	{.min_size = 3073, .min_align = 1024, .max_size = 4096, .route = HPM_ROUTE_G4K},
 	{.min_size = 3585, .max_size = 4096, .route = HPM_ROUTE_G4K},
 	{.min_size = 0, .min_align = 0, .route = HPM_ROUTE_SLAB},
 };
 
+/** The route of a request; small_heap: HPM_CFG_F_SMALL_HEAP is set. */
 static __rte_always_inline enum hpm_route
-hpm_route(size_t size, size_t align)
+hpm_route(size_t size, size_t align, bool small_heap)
 {
 	unsigned int i;
 
 	for (i = 0; i < RTE_DIM(hpm_route_table); i++) {
 		const struct hpm_route_rule *r = &hpm_route_table[i];
 
-		if (size >= r->min_size && align >= r->min_align &&
+		if ((!r->small_heap || small_heap) && size >= r->min_size &&
+			align >= r->min_align &&
 			(r->size_multiple == 0 || (size & (r->size_multiple - 1)) == 0) &&
 			(r->max_size == 0 || size <= r->max_size) &&
 			(r->max_align == 0 || align <= r->max_align))
