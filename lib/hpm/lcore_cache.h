@@ -77,6 +77,7 @@ struct hpm_cache_obj {
 
 struct hpm_cache_stack {
 	uint32_t len;
+	/** Most blocks held; 0 while a drain is asked (the hit paths then miss). */
 	uint32_t limit;
 	/** Set by another thread: flush the whole cache at the next call. */
 	uint32_t drain;
@@ -184,6 +185,16 @@ static __rte_always_inline bool
 hpm_cache_drain_asked(const struct hpm_cache_stack *cc)
 {
 	return __atomic_load_n(&cc->drain, __ATOMIC_RELAXED) != 0;
+}
+
+/*
+ * The limit, 0 while a drain is asked (hpm_cache_request_drain() stores the
+ * flag, then 0): a hit path's one compare sees both.
+ */
+static __rte_always_inline uint32_t
+hpm_cache_limit(const struct hpm_cache_stack *cc)
+{
+	return __atomic_load_n(&cc->limit, __ATOMIC_RELAXED);
 }
 
 /* A block's state byte, read and written without the lock by whoever holds the block. */
