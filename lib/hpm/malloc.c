@@ -266,9 +266,10 @@ alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsign
 	if (unlikely(cls < 0))
 		return alloc_miss(type, size, align, socket, flags);
 	cc = &c->cls[cls];
+	HPM_CACHE_LAUNDER(cc);
 	/* one compare: empty, or a drain asked (limit 0); above the limit, the miss pops */
 	len = cc->len - 1;
-	if (unlikely(len >= hpm_cache_limit(cc)))
+	if (unlikely(len >= hpm_cache_limit_hit(cc)))
 		return alloc_miss(type, size, align, socket, flags);
 	o = &cc->objs[len];
 	hpm_cache_set_len(cc, len);
@@ -416,15 +417,16 @@ free_fast(void *ptr)
 	if (unlikely(cls < 0))
 		return free_slow(ptr);
 	cc = &c->cls[cls];
+	HPM_CACHE_LAUNDER(cc);
 	len = cc->len;
 	/* full, or a drain asked (limit 0) */
-	if (unlikely(len >= hpm_cache_limit(cc)))
+	if (unlikely(len >= hpm_cache_limit_hit(cc)))
 		return free_miss(ptr);
 	hpm_blk_state_set(state, HPM_BLK_CACHED);
 	hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
+	hpm_cache_set_len(cc, len + 1);
 	cc->objs[len].p = ptr;
 	cc->objs[len].state = state;
-	hpm_cache_set_len(cc, len + 1);
 }
 
 void

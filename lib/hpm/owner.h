@@ -36,7 +36,7 @@ struct hpm_owner_table {
 	uintptr_t nslots;
 };
 
-extern struct hpm_owner_table hpm_owner;
+extern struct hpm_owner_table hpm_owner __attribute__((visibility("hidden"))); /* no GOT */
 
 /** The unit this process last knew at p: NULL, or a unit to check against p. */
 static __rte_always_inline struct hpm_unit *
