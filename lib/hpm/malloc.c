@@ -367,11 +367,15 @@ free_slow(void *ptr)
 static __rte_noinline void
 free_miss(void *ptr)
 {
-	struct hpm_unit *u = hpm_block_unit(ptr);
+	struct hpm_unit *u;
 	struct hpm_lcore_cache *c;
 	uint8_t *state;
 	int cls;
 
+	/* hpm_free(NULL) comes here: the owner table's entry 0 is always empty */
+	if (ptr == NULL)
+		return;
+	u = hpm_block_unit(ptr);
 	if (unlikely(hpm_debug_on)) {
 		if (!hpm_debug->free(ptr))
 			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
@@ -438,9 +442,7 @@ hpm_raw_free(void *p)
 void
 hpm_free(void *ptr)
 {
-	if (ptr == NULL)
-		return;
-	free_fast(ptr);
+	free_fast(ptr); /* NULL included: free_miss() */
 }
 
 /* Route a live block belongs to, and the alignment every block there has. */
