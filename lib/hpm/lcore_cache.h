@@ -368,11 +368,13 @@ static __rte_always_inline int
 hpm_cache_class(size_t size, size_t align)
 {
 	if (likely(align <= 64)) {
-		/* 4096, a multiple of 4 KiB, is a granule */
-		if (likely(size - 1 < HPM_CACHE_HEAP_MAX && size != 4096))
+		/* 4096, a multiple of 4 KiB, is a granule: the sizes below it in one compare */
+		if (likely(size - 1 < 4095))
 			return hpm_cache_class_fit(size);
 		if (size == 4096)
 			return HPM_CACHE_C4K;
+		if (size - 1 < HPM_CACHE_HEAP_MAX)
+			return hpm_cache_class_fit(size);
 		return size == 65536 ? HPM_CACHE_C64K : -1;
 	}
 	/* one granule placed on any granule of its size */
@@ -381,8 +383,11 @@ hpm_cache_class(size_t size, size_t align)
 	return size == 65536 && align <= 65536 ? HPM_CACHE_C64K : -1;
 }
 
-/* A class found in the block's header (heap spans), in hpm_cache_role_class[]. */
-#define HPM_CACHE_FROM_HEADER 127
+/*
+ * A class found in the block's header (heap spans), in hpm_cache_role_class[]:
+ * negative, so that one sign test leaves the classes a role gives at once.
+ */
+#define HPM_CACHE_FROM_HEADER (-2)
 
 /* Per unit role (unit.h's order): the class of its cacheable blocks, or -1 for none. */
 static const int8_t hpm_cache_role_class[] = {
@@ -487,13 +492,16 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 	int cls = hpm_cache_role_class[u->role];
 	size_t size;
 
-	if (off >= HPM_UNIT_SIZE || cls < 0 || (off & u->start_mask) != 0)
+	if (off >= HPM_UNIT_SIZE || (off & u->start_mask) != 0)
 		return -1;
+	/* a unit of any role has state bytes to read (unit.h), NONE where it has none */
 	*state = &u->state[off >> u->shift];
 	if (hpm_blk_kind(hpm_blk_state_get(*state)) != HPM_BLK_USER)
 		return -1;
-	if (cls != HPM_CACHE_FROM_HEADER)
+	if (cls >= 0)
 		return cls;
+	if (cls != HPM_CACHE_FROM_HEADER)
+		return -1;
 		/* the header's flags may change under the lock, its size not */
 #ifdef HPM_ASAN
 	size = hpm_heap_header_size(p); /* poisoned: read where ASan does not look */
