@@ -708,6 +708,9 @@ drain_request(void)
 	CHECK(c != NULL && c->cls[c4k].len >= DRAIN_N && c->cls[c100].len >= 1,
 		"drain: the worker's cache holds its blocks");
 	if (c == NULL) {
+		/* the worker goes through its steps */
+		__atomic_store_n(&drain_step, 2, __ATOMIC_RELEASE);
+		rte_wait_until_equal_32(&drain_step, 3, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&drain_step, 4, __ATOMIC_RELEASE);
 		rte_eal_wait_lcore(worker_lcore);
 		return;
