@@ -349,6 +349,8 @@ check_kind(const struct kind *k, const void *stack, const void *libc, const void
 	if (rte != NULL)
 		bad_pointer(k->name, "rte_malloc block", rte);
 	bad_pointer(k->name, "non-canonical address", (const void *)(UINTPTR_MAX - 4095));
+	/* the owner table masks the index: this one reads the victim's entry */
+	bad_pointer(k->name, "victim + 2^47", (const void *)((uintptr_t)vp + ((uintptr_t)1 << 47)));
 	for (i = 0; i < RTE_DIM(interior); i++) {
 		if (interior[i] >= k->size)
 			continue;
@@ -434,6 +436,8 @@ main(int argc, char **argv)
 	count = hpm_bad_free_count();
 	hpm_free(launder(stack_var));
 	CHECK(hpm_bad_free_count() == count + 1, "bad free before init not counted");
+	hpm_free(NULL);
+	CHECK(hpm_bad_free_count() == count + 1, "hpm_free(NULL) before init counted");
 	CHECK(hpm_source_name() == NULL, "hpm_free initialised hpmalloc");
 
 	hpm_config_defaults(&cfg);
@@ -445,6 +449,8 @@ main(int argc, char **argv)
 	printf("source %s\n", hpm_source_name());
 	CHECK(hpm_bad_free_count() == 0, "count %" PRIu64 " right after hpm_init",
 		hpm_bad_free_count());
+	hpm_free(NULL);
+	CHECK(hpm_bad_free_count() == 0, "hpm_free(NULL) counted");
 
 	libc = malloc(100);
 	CHECK(libc != NULL, "libc malloc");

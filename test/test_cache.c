@@ -636,6 +636,113 @@ lcores_apart(void)
 }
 
 /*
+ * A drain request (what the heap asks before it grows) reaches another
+ * lcore's cache through its limit, set to 0 with the flag: the owner's next
+ * call on that class misses, whatever its stack holds, flushes the whole
+ * cache and is served; its limits are back after. Once through an alloc
+ * (blocks on the stack), once through a free.
+ */
+#define DRAIN_N 16
+
+/* 1: the worker filled its cache; 2: the main lcore asked; 3, 4: again, for the free */
+static uint32_t drain_step;
+static void *drain_keep;
+
+static int
+drain_worker(void *arg)
+{
+	void *objs[DRAIN_N];
+	unsigned int i;
+
+	RTE_SET_USED(arg);
+	for (i = 0; i < DRAIN_N; i++)
+		objs[i] = hpm_malloc(NULL, 4096, 4096);
+	for (i = 0; i < DRAIN_N; i++)
+		hpm_free(objs[i]);
+	drain_keep = hpm_malloc(NULL, 100, 0); /* a block of another class, held */
+	hpm_free(hpm_malloc(NULL, 100, 0));    /* and one cached */
+	__atomic_store_n(&drain_step, 1, __ATOMIC_RELEASE);
+	rte_wait_until_equal_32(&drain_step, 2, __ATOMIC_ACQUIRE);
+	/* an alloc with blocks on the stack and limit 0 */
+	objs[0] = hpm_malloc(NULL, 4096, 4096);
+	CHECK(objs[0] != NULL, "drain: the alloc after the request");
+	__atomic_store_n(&drain_step, 3, __ATOMIC_RELEASE);
+	rte_wait_until_equal_32(&drain_step, 4, __ATOMIC_ACQUIRE);
+	/* a free into a drained class, then one into a class that held nothing */
+	hpm_free(objs[0]);
+	hpm_free(drain_keep);
+	__atomic_store_n(&drain_step, 5, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* No drain pending, every limit back, nothing held but in classes a and b. */
+static void
+drain_expect(const struct hpm_lcore_cache *c, const char *when, unsigned int a, unsigned int b)
+{
+	unsigned int i;
+
+	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+		const struct hpm_cache_stack *cc = &c->cls[i];
+
+		CHECK(__atomic_load_n(&cc->drain, __ATOMIC_RELAXED) == 0 &&
+				__atomic_load_n(&cc->limit, __ATOMIC_RELAXED) != 0,
+			"drain, %s: class %u: drain %u, limit %u", when, i, cc->drain, cc->limit);
+		if (i != a && i != b)
+			CHECK(cc->len == 0, "drain, %s: class %u holds %u", when, i, cc->len);
+	}
+}
+
+static void
+drain_request(void)
+{
+	struct rte_malloc_socket_stats before, after;
+	struct hpm_lcore_cache *c;
+	unsigned int c4k = (unsigned int)hpm_cache_class(4096, 4096);
+	unsigned int c100 = (unsigned int)hpm_cache_class(100, 0);
+
+	CHECK(hpm_malloc_get_socket_stats(0, &before) == 0, "stats");
+	__atomic_store_n(&drain_step, 0, __ATOMIC_RELAXED);
+	rte_eal_remote_launch(drain_worker, NULL, worker_lcore);
+	rte_wait_until_equal_32(&drain_step, 1, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&hpm_state->caches[worker_lcore], __ATOMIC_ACQUIRE);
+	CHECK(c != NULL && c->cls[c4k].len >= DRAIN_N && c->cls[c100].len >= 1,
+		"drain: the worker's cache holds its blocks");
+	if (c == NULL) {
+		/* the worker goes through its steps */
+		__atomic_store_n(&drain_step, 2, __ATOMIC_RELEASE);
+		rte_wait_until_equal_32(&drain_step, 3, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&drain_step, 4, __ATOMIC_RELEASE);
+		rte_eal_wait_lcore(worker_lcore);
+		return;
+	}
+	hpm_cache_request_drain(c->socket);
+	CHECK(c->cls[c4k].drain == 1 && c->cls[c4k].limit == 0 && c->cls[c100].limit == 0,
+		"drain: asked: drain %u, limit %u", c->cls[c4k].drain, c->cls[c4k].limit);
+	__atomic_store_n(&drain_step, 2, __ATOMIC_RELEASE);
+	rte_wait_until_equal_32(&drain_step, 3, __ATOMIC_ACQUIRE);
+	/* flushed, then a batch taken, less the one served */
+	drain_expect(c, "after an alloc", c4k, c4k);
+	CHECK(c->cls[c4k].len < c->cls[c4k].batch, "drain: class 4K holds %u (batch %u)",
+		c->cls[c4k].len, c->cls[c4k].batch);
+	/* again, for a free: a class with blocks is asked, an empty one is not */
+	hpm_cache_request_drain(c->socket);
+	CHECK(c->cls[c4k].limit == 0 && c->cls[c100].limit != 0 && c->cls[c100].len == 0,
+		"drain: asked again: limits %u, %u", c->cls[c4k].limit, c->cls[c100].limit);
+	__atomic_store_n(&drain_step, 4, __ATOMIC_RELEASE);
+	rte_wait_until_equal_32(&drain_step, 5, __ATOMIC_ACQUIRE);
+	rte_eal_wait_lcore(worker_lcore);
+	/* the free that found limit 0 flushed the cache, then pushed its block; then the other */
+	CHECK(c->cls[c4k].len == 1 && c->cls[c100].len == 1, "drain: 4K, 100 B hold %u, %u",
+		c->cls[c4k].len, c->cls[c100].len);
+	drain_expect(c, "after a free", c4k, c100);
+	hpm_cache_flush_lcore(worker_lcore);
+	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
+	CHECK(after.alloc_count == before.alloc_count, "drain: %u blocks left (before %u)",
+		after.alloc_count, before.alloc_count);
+	printf("drain: a request reaches another lcore's alloc and free hit paths\n");
+}
+
+/*
  * The classes the fast paths compute (hpm_cache_class(), from a few compares
  * and a table) against the model they replaced, which asks the route table:
  * the same class for every size up to 70 KiB and every alignment, a class
@@ -743,6 +850,7 @@ main(int argc, char **argv)
 	cfg.retain_size = 64 * 1024 * MIB;
 	CHECK(hpm_init(&cfg) == 0, "hpm_init");
 	lcores_apart();
+	drain_request();
 	stress(seconds);
 	registered_thread();
 	plain_threads();

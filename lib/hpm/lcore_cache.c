@@ -113,8 +113,17 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 		most_limit = RTE_MAX((size_t)SLAB_LIMIT_BYTES / bytes, 2 * (size_t)batch);
 		limit = RTE_MIN(limit, most_limit);
 	}
-	__atomic_store_n(&cc->limit, (uint32_t)limit, __ATOMIC_RELAXED);
+	/* at least 1: a limit of 0 asks for a drain (hpm_cache_request_drain()) */
+	__atomic_store_n(&cc->limit, (uint32_t)RTE_MAX(limit, (size_t)1), __ATOMIC_RELAXED);
 	cc->batch = batch;
+	/*
+	 * A drain asked while the limit was being stored keeps its limit 0: the
+	 * requester stores the flag, then 0 after a fence; after this fence, the
+	 * flag shows or the requester's 0 lands after this store.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (hpm_cache_drain_asked(cc))
+		__atomic_store_n(&cc->limit, 0, __ATOMIC_RELAXED);
 }
 
 static struct hpm_lcore_cache *
@@ -443,7 +452,8 @@ hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
 
 	struct hpm_cache_obj *o;
 
-	if (hpm_cache_fill(c, cls, cc->batch) == 0)
+	/* a miss with blocks: more than the limit (pop one), or a drain asked (limit 0) */
+	if ((cc->len == 0 || hpm_cache_drain_asked(cc)) && hpm_cache_fill(c, cls, cc->batch) == 0)
 		return NULL;
 	o = &cc->objs[cc->len - 1];
 	hpm_cache_set_len(cc, cc->len - 1);
@@ -499,6 +509,8 @@ flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
 		__atomic_store_n(&c->cls[i].drain, 0, __ATOMIC_RELAXED);
 		if (c->cls[i].len != 0)
 			flush_locked(a, &c->cls[i], c->cls[i].len);
+		/* the limit a drain request set to 0 */
+		update_limit(&c->cls[i], i, a);
 	}
 	hpm_gran_disown(&a->gran, c->lcore);
 	hpm_slab_disown(&a->slab, c->lcore);
@@ -522,11 +534,12 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 {
 	struct hpm_cache_stack *cc = &c->cls[cls];
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+	uint32_t limit = hpm_cache_limit(cc);
 
 	hpm_cache_reap_due();
 	/* a batch for another cache of the socket to take, if the transfer store has room */
-	if (!hpm_cache_drain_asked(cc) && cc->len >= cc->limit) {
-		unsigned int n = RTE_MAX(cc->len - cc->limit + cc->batch, 1u);
+	if (!hpm_cache_drain_asked(cc) && limit != 0 && cc->len >= limit) {
+		unsigned int n = RTE_MAX(cc->len - limit + cc->batch, 1u);
 
 		if (xfer_put(c->socket, cls, cc->objs, n)) {
 			memmove(cc->objs, cc->objs + n, (cc->len - n) * sizeof(cc->objs[0]));
@@ -544,8 +557,13 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 			flush_all_locked(a, c);
 		} else {
 			update_limit(cc, cls, a);
-			if (cc->len >= cc->limit)
-				flush_locked(a, cc, RTE_MAX(cc->len - cc->limit + cc->batch, 1u));
+			/* 0 when a drain was asked meanwhile: then all of the class goes */
+			limit = hpm_cache_limit(cc);
+			if (cc->len >= limit) {
+				unsigned int n = RTE_MAX(cc->len - limit + cc->batch, 1u);
+
+				flush_locked(a, cc, RTE_MIN(n, cc->len));
+			}
 		}
 		hpm_arena_unlock(a);
 	}
@@ -630,9 +648,17 @@ hpm_cache_request_drain(int socket)
 
 		if (c == NULL || cache_socket_now(c) != socket || c == hpm_cache_tls.cache)
 			continue;
-		for (i = 0; i < HPM_CACHE_NCLASS; i++)
-			if (__atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED) != 0)
-				__atomic_store_n(&c->cls[i].drain, 1, __ATOMIC_RELAXED);
+		for (i = 0; i < HPM_CACHE_NCLASS; i++) {
+			if (__atomic_load_n(&c->cls[i].len, __ATOMIC_RELAXED) == 0)
+				continue;
+			/*
+			 * The flag, then a limit of 0, what the hit paths see (the
+			 * flag is the truth: update_limit() keeps the 0 it races with)
+			 */
+			__atomic_store_n(&c->cls[i].drain, 1, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			__atomic_store_n(&c->cls[i].limit, 0, __ATOMIC_RELAXED);
+		}
 	}
 }
 

@@ -276,10 +276,12 @@ alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsign
 	if (unlikely(cls < 0))
 		return alloc_miss(type, size, align, socket, flags);
 	cc = &c->cls[cls];
-	len = cc->len;
-	if (unlikely(len == 0 || hpm_cache_drain_asked(cc)))
+	HPM_CACHE_LAUNDER(cc);
+	/* one compare: empty, or a drain asked (limit 0); above the limit, the miss pops */
+	len = cc->len - 1;
+	if (unlikely(len >= hpm_cache_limit_hit(cc)))
 		return alloc_miss(type, size, align, socket, flags);
-	o = &cc->objs[--len];
+	o = &cc->objs[len];
 	hpm_cache_set_len(cc, len);
 	hpm_blk_state_set(o->state, hpm_cache_user_state(cls));
 	hpm_cache_count(&cc->hits, 1);
@@ -375,11 +377,15 @@ free_slow(void *ptr)
 static __rte_noinline void
 free_miss(void *ptr)
 {
-	struct hpm_unit *u = hpm_block_unit(ptr);
+	struct hpm_unit *u;
 	struct hpm_lcore_cache *c;
 	uint8_t *state;
 	int cls;
 
+	/* hpm_free(NULL) comes here: the owner table's entry 0 is always empty */
+	if (ptr == NULL)
+		return;
+	u = hpm_block_unit(ptr);
 	if (unlikely(hpm_debug_on)) {
 		if (!hpm_debug->free(ptr))
 			hpm_bad_pointer(ptr, "hpm_free", "not a live block (debug mode)");
@@ -425,14 +431,16 @@ free_fast(void *ptr)
 	if (unlikely(cls < 0))
 		return free_slow(ptr);
 	cc = &c->cls[cls];
+	HPM_CACHE_LAUNDER(cc);
 	len = cc->len;
-	if (unlikely(len >= cc->limit || hpm_cache_drain_asked(cc)))
+	/* full, or a drain asked (limit 0) */
+	if (unlikely(len >= hpm_cache_limit_hit(cc)))
 		return free_miss(ptr);
 	hpm_blk_state_set(state, HPM_BLK_CACHED);
 	hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
+	hpm_cache_set_len(cc, len + 1);
 	cc->objs[len].p = ptr;
 	cc->objs[len].state = state;
-	hpm_cache_set_len(cc, len + 1);
 }
 
 void
@@ -444,9 +452,7 @@ hpm_raw_free(void *p)
 void
 hpm_free(void *ptr)
 {
-	if (ptr == NULL)
-		return;
-	free_fast(ptr);
+	free_fast(ptr); /* NULL included: free_miss() */
 }
 
 /* Route a live block belongs to, and the alignment every block there has. */
@@ -685,6 +691,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	struct hpm_cache_stack *cc;
 	uint8_t *state, *states, *va, held;
 	unsigned int i, room, shift;
+	uint32_t limit;
 	size_t mask;
 	int cls;
 
@@ -692,9 +699,10 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 		(cls = hpm_cache_class_fast(u, objs[0], &state)) < 0)
 		return 0;
 	cc = &c->cls[cls];
-	if (hpm_cache_drain_asked(cc) || cc->len >= cc->limit)
+	limit = hpm_cache_limit(cc); /* 0 while a drain is asked */
+	if (cc->len >= limit)
 		return 0;
-	room = RTE_MIN(n, cc->limit - cc->len);
+	room = RTE_MIN(n, limit - cc->len);
 	held = hpm_cache_user_state((unsigned int)cls);
 	top = &cc->objs[cc->len];
 	/* in locals: the state bytes written below could alias the unit for the compiler */

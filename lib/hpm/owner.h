@@ -17,6 +17,13 @@
  * so a user checks that the unit covers the pointer and asks the page map
  * when it does not. The table reads as empty when it could not be reserved:
  * every call then takes the page map's path.
+ *
+ * A lookup masks the index instead of comparing it with a bound: a pointer
+ * beyond the 47 bits reads some entry, whose unit does not cover it (the
+ * user's check sends it to the page map, which knows no such address). Until
+ * the table is reserved, or when it cannot be, the map is a static one of a
+ * single empty entry, mask 0. Entry 0 is always empty (no unit starts at
+ * address 0): hpm_free(NULL) misses there.
  */
 
 #include <stddef.h>
@@ -30,23 +37,33 @@
 
 #define HPM_OWNER_VA_BITS 47
 
-struct hpm_owner_table {
-	struct hpm_unit **slot;
-	/** Slots in the table: 0 until it is reserved, or when it cannot be. */
-	uintptr_t nslots;
+struct hpm_owner_map {
+	/** Slots - 1 (a power of two less one); 0 for the static map of one slot. */
+	uintptr_t mask;
+	struct hpm_unit *slot[];
 };
 
-extern struct hpm_owner_table hpm_owner;
+/**
+ * The slots of the map in use: the mask that bounds them comes with the one
+ * pointer (the word before them, hpm_owner_mask()).
+ */
+extern struct hpm_unit **hpm_owner __attribute__((visibility("hidden"))); /* no GOT */
+
+/* The mask of the map whose slots are slot. */
+static __rte_always_inline uintptr_t
+hpm_owner_mask(struct hpm_unit **slot)
+{
+	return container_of(slot, struct hpm_owner_map, slot[0])->mask;
+}
 
 /** The unit this process last knew at p: NULL, or a unit to check against p. */
 static __rte_always_inline struct hpm_unit *
 hpm_owner_lookup(const void *p)
 {
-	uintptr_t i = (uintptr_t)p >> HPM_UNIT_SHIFT;
+	struct hpm_unit **slot = __atomic_load_n(&hpm_owner, __ATOMIC_ACQUIRE);
 
-	if (unlikely(i >= hpm_owner.nslots))
-		return NULL;
-	return __atomic_load_n(&hpm_owner.slot[i], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&slot[((uintptr_t)p >> HPM_UNIT_SHIFT) & hpm_owner_mask(slot)],
+		__ATOMIC_ACQUIRE);
 }
 
 /** Whether unit u covers p (a stale entry does not). */
