@@ -102,32 +102,21 @@ frame_mask(unsigned int f, unsigned int n)
 	return (uint32_t)(((UINT64_C(1) << n) - 1) << f);
 }
 
-static void
-unit_list(struct hpm_slab_set *ss, struct hpm_slab *s)
-{
-	if (s->listed)
-		return;
-	s->prev = NULL;
-	s->next = ss->units;
-	if (s->next != NULL)
-		s->next->prev = s;
-	ss->units = s;
-	s->listed = true;
-}
-
-static void
-unit_unlist(struct hpm_slab_set *ss, struct hpm_slab *s)
-{
-	if (!s->listed)
-		return;
-	if (s->prev != NULL)
-		s->prev->next = s->next;
-	else
-		ss->units = s->next;
-	if (s->next != NULL)
-		s->next->prev = s->prev;
-	s->listed = false;
-}
+/* In (or out of) a list once: the flag says where it is, for the checks too. */
+#define LIST_ONCE_ADD(head, elm)                           \
+	do {                                               \
+		if (!(elm)->listed) {                      \
+			LIST_INSERT_HEAD(head, elm, link); \
+			(elm)->listed = true;              \
+		}                                          \
+	} while (0)
+#define LIST_ONCE_REMOVE(elm)                   \
+	do {                                    \
+		if ((elm)->listed) {            \
+			LIST_REMOVE(elm, link); \
+			(elm)->listed = false;  \
+		}                               \
+	} while (0)
 
 static struct hpm_slab *
 unit_new(struct hpm_slab_set *ss)
@@ -151,7 +140,7 @@ unit_new(struct hpm_slab_set *ss)
 	u->shift = HPM_SLAB_STEP_SHIFT;
 	u->start_mask = (UINT32_C(1) << HPM_SLAB_STEP_SHIFT) - 1;
 	u->role = HPM_UNIT_SLAB;
-	unit_list(ss, s);
+	LIST_ONCE_ADD(&ss->units, s);
 	ss->nunits++;
 	ss->nempty++;
 	return s;
@@ -162,7 +151,7 @@ unit_release(struct hpm_slab_set *ss, struct hpm_slab *s)
 {
 	struct hpm_unit *u = s->unit;
 
-	unit_unlist(ss, s);
+	LIST_ONCE_REMOVE(s);
 	ss->nunits--;
 	ss->nempty--;
 	u->dirty = s->used_frames != 0;
@@ -185,33 +174,6 @@ free_run(uint32_t free, unsigned int n)
 	return m == 0 ? -1 : (int)rte_bsf32(m);
 }
 
-static void
-page_list(struct hpm_slab_class *sc, struct hpm_slab_page *pg)
-{
-	if (pg->listed)
-		return;
-	pg->prev = NULL;
-	pg->next = sc->partial;
-	if (pg->next != NULL)
-		pg->next->prev = pg;
-	sc->partial = pg;
-	pg->listed = true;
-}
-
-static void
-page_unlist(struct hpm_slab_class *sc, struct hpm_slab_page *pg)
-{
-	if (!pg->listed)
-		return;
-	if (pg->prev != NULL)
-		pg->prev->next = pg->next;
-	else
-		sc->partial = pg->next;
-	if (pg->next != NULL)
-		pg->next->prev = pg->prev;
-	pg->listed = false;
-}
-
 /* A new page of class cls, owned by nobody and listed nowhere; NULL when memory is short. */
 static struct hpm_slab_page *
 page_new(struct hpm_slab_set *ss, unsigned int cls)
@@ -226,7 +188,7 @@ page_new(struct hpm_slab_set *ss, unsigned int cls)
 	int best_f = -1;
 
 	/* the fullest unit that has room: the emptier ones may empty and go back */
-	for (s = ss->units; s != NULL; s = s->next)
+	LIST_FOREACH (s, &ss->units, link)
 		if ((f = free_run(s->free_frames, n)) >= 0 &&
 			(best == NULL ||
 				__builtin_popcount(s->free_frames) <
@@ -247,7 +209,7 @@ page_new(struct hpm_slab_set *ss, unsigned int cls)
 		ss->nempty--;
 	s->free_frames &= ~mask;
 	if (s->free_frames == 0)
-		unit_unlist(ss, s);
+		LIST_ONCE_REMOVE(s);
 	pg = &s->page[f];
 	memset(pg, 0, sizeof(*pg));
 	pg->slab = s;
@@ -276,13 +238,13 @@ page_release(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
 	unsigned int i;
 
 	HPM_ASSERT(pg->nfree == pg->nblocks && pg->owner == 0);
-	page_unlist(sc, pg);
+	LIST_ONCE_REMOVE(pg);
 	sc->npages--;
 	for (i = 0; i < pg->frames; i++)
 		s->frame_cls[pg->first_frame + i] = HPM_SLAB_NO_CLASS;
 	s->free_frames |= frame_mask(pg->first_frame, pg->frames);
 	pg->nblocks = 0;
-	unit_list(ss, s);
+	LIST_ONCE_ADD(&ss->units, s);
 	if (s->free_frames == ALL_FRAMES && ++ss->nempty > 1)
 		unit_release(ss, s);
 }
@@ -315,7 +277,7 @@ void *
 hpm_slab_alloc(struct hpm_slab_set *ss, unsigned int cls, struct hpm_blockinfo *bi)
 {
 	struct hpm_slab_class *sc = &ss->cls[cls];
-	struct hpm_slab_page *pg = sc->partial;
+	struct hpm_slab_page *pg = LIST_FIRST(&sc->partial);
 	uint8_t *state;
 	int i;
 	void *p;
@@ -325,13 +287,13 @@ hpm_slab_alloc(struct hpm_slab_set *ss, unsigned int cls, struct hpm_blockinfo *
 		pg = page_new(ss, cls);
 		if (pg == NULL)
 			return NULL;
-		page_list(sc, pg);
+		LIST_ONCE_ADD(&sc->partial, pg);
 	}
 	i = hpm_bitrun_next_set(pg->free, 0, pg->nblocks);
 	HPM_ASSERT(i < pg->nblocks);
 	p = page_hand(pg, (unsigned int)i, HPM_BLK_USER, &state, &bi->dirty);
 	if (pg->nfree == 0)
-		page_unlist(sc, pg);
+		LIST_ONCE_REMOVE(pg);
 	bi->bytes = hpm_slab_class_bytes[cls];
 	return p;
 }
@@ -348,15 +310,15 @@ owned_page(struct hpm_slab_set *ss, unsigned int cls, unsigned int owner)
 
 	if (pg != NULL && pg->nfree > 0)
 		return pg;
-	pg = sc->partial;
+	pg = LIST_FIRST(&sc->partial);
 	/* blocks of 4 KiB and more have state bytes a line apart: no page of their own */
 	if (hpm_slab_class_bytes[cls] >= HPM_SLAB_SHARED_BYTES) {
 		if (pg == NULL && (pg = page_new(ss, cls)) != NULL)
-			page_list(sc, pg);
+			LIST_ONCE_ADD(&sc->partial, pg);
 		return pg;
 	}
 	if (pg != NULL)
-		page_unlist(sc, pg);
+		LIST_ONCE_REMOVE(pg);
 	else if ((pg = page_new(ss, cls)) == NULL)
 		return NULL;
 	if (old != NULL) {
@@ -393,7 +355,7 @@ hpm_slab_take(struct hpm_slab_set *ss, unsigned int cls, unsigned int owner, voi
 		}
 		/* a shared page taken empty leaves the list */
 		if (pg->owner == 0 && pg->nfree == 0)
-			page_unlist(&ss->cls[cls], pg);
+			LIST_ONCE_REMOVE(pg);
 	}
 	return taken;
 }
@@ -406,7 +368,7 @@ page_orphan(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
 	if (pg->nfree == pg->nblocks)
 		page_release(ss, pg);
 	else if (pg->nfree > 0)
-		page_list(&ss->cls[pg->cls], pg);
+		LIST_ONCE_ADD(&ss->cls[pg->cls].partial, pg);
 }
 
 void
@@ -471,7 +433,7 @@ hpm_slab_free(struct hpm_slab_set *ss, struct hpm_unit *u, const void *p, size_t
 		if (pg->nfree == pg->nblocks)
 			page_release(ss, pg);
 		else
-			page_list(&ss->cls[pg->cls], pg);
+			LIST_ONCE_ADD(&ss->cls[pg->cls].partial, pg);
 	}
 	return 0;
 }
@@ -500,8 +462,8 @@ hpm_slab_release_spares(struct hpm_slab_set *ss)
 {
 	struct hpm_slab *s, *next;
 
-	for (s = ss->units; s != NULL && ss->nempty > 0; s = next) {
-		next = s->next;
+	for (s = LIST_FIRST(&ss->units); s != NULL && ss->nempty > 0; s = next) {
+		next = LIST_NEXT(s, link);
 		if (s->free_frames == ALL_FRAMES)
 			unit_release(ss, s);
 	}
@@ -598,7 +560,7 @@ check_page(const struct hpm_slab_set *ss, const struct hpm_slab_page *pg, size_t
 			bad++;
 			break;
 		}
-	for (l = ss->cls[pg->cls].partial; l != NULL; l = l->next)
+	LIST_FOREACH (l, &ss->cls[pg->cls].partial, link)
 		if (l == pg)
 			listed = true;
 	if (nfree != pg->nfree || listed != pg->listed ||
@@ -632,7 +594,7 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 
 		units++;
 		empty += s->free_frames == ALL_FRAMES;
-		for (l = ss->units; l != NULL; l = l->next)
+		LIST_FOREACH (l, &ss->units, link)
 			if (l == s)
 				listed = true;
 		if (s->unit != u || u->state != s->state || listed != s->listed ||

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <rte_common.h>
 
@@ -48,9 +49,8 @@ struct hpm_slab_page {
 	uint64_t free[HPM_SLAB_PAGE_BLOCKS / 64];
 	/** Bit i set: block i was handed out since the page was made. */
 	uint64_t handed[HPM_SLAB_PAGE_BLOCKS / 64];
-	/** In its class's list of pages with free blocks. */
-	struct hpm_slab_page *next;
-	struct hpm_slab_page *prev;
+	/** In its class's list of pages with free blocks (when listed). */
+	LIST_ENTRY(hpm_slab_page) link;
 	struct hpm_slab *slab;
 	uint16_t nblocks;
 	uint16_t nfree;
@@ -73,9 +73,8 @@ struct hpm_slab {
 	/** Bit f set: frame f was in a page before (its memory may be non-zero). */
 	uint32_t used_frames;
 	struct hpm_unit *unit;
-	/** In the set's list of units with free frames. */
-	struct hpm_slab *next;
-	struct hpm_slab *prev;
+	/** In the set's list of units with free frames (when listed). */
+	LIST_ENTRY(hpm_slab) link;
 	bool listed;
 	/** The page each frame belongs to, by the page's first frame. */
 	uint8_t page_of[HPM_SLAB_FRAMES];
@@ -96,7 +95,7 @@ struct hpm_slab {
 /** The pages of one class in an arena. */
 struct hpm_slab_class {
 	/** Pages with free blocks that no cache owns. */
-	struct hpm_slab_page *partial;
+	LIST_HEAD(, hpm_slab_page) partial;
 	uint32_t npages;
 	/** The page each cache slot takes blocks from. */
 	struct hpm_slab_page *own[HPM_SLAB_OWNERS];
@@ -106,7 +105,7 @@ struct hpm_slab_class {
 struct hpm_slab_set {
 	struct hpm_chunk_set *cs;
 	/** Units with free frames. */
-	struct hpm_slab *units;
+	LIST_HEAD(, hpm_slab) units;
 	uint32_t nunits;
 	/** Units with no page: one is kept, more go back to the chunk set. */
 	uint32_t nempty;
