@@ -117,6 +117,9 @@ hpm_bitrun_find(const uint64_t *map, unsigned int nbits, unsigned int from, unsi
 
 	if (n == 0 || n > nbits || from >= nbits)
 		return -1;
+	/* one bit anywhere: the next clear one (single granules) */
+	if (n == 1 && align == 1)
+		return hpm_bitrun_next_clear(map, nbits, from);
 	if (n <= HPM_WORD_BITS && align <= HPM_WORD_BITS)
 		return find_in_words(map, nbits, from, n, align, phase);
 	for (;;) {

@@ -249,6 +249,34 @@ page_release(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
 		unit_release(ss, s);
 }
 
+/*
+ * A page that lost its last live block (no owner) becomes the spare, and
+ * the spare before it goes back to its unit: a class used by one block at a
+ * time does not make and unmake a page per block.
+ */
+static void
+page_emptied(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
+{
+	struct hpm_slab_page *old = ss->spare;
+
+	LIST_ONCE_REMOVE(pg);
+	ss->spare = pg;
+	if (old != NULL)
+		page_release(ss, old);
+}
+
+/* An empty page for class cls, listed nowhere: the spare if it is of cls, or a new one. */
+static struct hpm_slab_page *
+page_get(struct hpm_slab_set *ss, unsigned int cls)
+{
+	struct hpm_slab_page *pg = ss->spare;
+
+	if (pg == NULL || pg->cls != cls)
+		return page_new(ss, cls);
+	ss->spare = NULL;
+	return pg;
+}
+
 static uint8_t *
 block_at(const struct hpm_slab_page *pg, unsigned int i, size_t *off)
 {
@@ -284,7 +312,7 @@ hpm_slab_alloc(struct hpm_slab_set *ss, unsigned int cls, struct hpm_blockinfo *
 
 	HPM_ASSERT(cls < HPM_SLAB_NCLASS);
 	if (pg == NULL) {
-		pg = page_new(ss, cls);
+		pg = page_get(ss, cls);
 		if (pg == NULL)
 			return NULL;
 		LIST_ONCE_ADD(&sc->partial, pg);
@@ -313,13 +341,13 @@ owned_page(struct hpm_slab_set *ss, unsigned int cls, unsigned int owner)
 	pg = LIST_FIRST(&sc->partial);
 	/* blocks of 4 KiB and more have state bytes a line apart: no page of their own */
 	if (hpm_slab_class_bytes[cls] >= HPM_SLAB_SHARED_BYTES) {
-		if (pg == NULL && (pg = page_new(ss, cls)) != NULL)
+		if (pg == NULL && (pg = page_get(ss, cls)) != NULL)
 			LIST_ONCE_ADD(&sc->partial, pg);
 		return pg;
 	}
 	if (pg != NULL)
 		LIST_ONCE_REMOVE(pg);
-	else if ((pg = page_new(ss, cls)) == NULL)
+	else if ((pg = page_get(ss, cls)) == NULL)
 		return NULL;
 	if (old != NULL) {
 		/* full: listed nowhere until a block of it comes back */
@@ -366,7 +394,7 @@ page_orphan(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
 {
 	pg->owner = 0;
 	if (pg->nfree == pg->nblocks)
-		page_release(ss, pg);
+		page_emptied(ss, pg);
 	else if (pg->nfree > 0)
 		LIST_ONCE_ADD(&ss->cls[pg->cls].partial, pg);
 }
@@ -431,7 +459,7 @@ hpm_slab_free(struct hpm_slab_set *ss, struct hpm_unit *u, const void *p, size_t
 	*bytes = hpm_slab_class_bytes[pg->cls];
 	if (pg->owner == 0) {
 		if (pg->nfree == pg->nblocks)
-			page_release(ss, pg);
+			page_emptied(ss, pg);
 		else
 			LIST_ONCE_ADD(&ss->cls[pg->cls].partial, pg);
 	}
@@ -462,6 +490,12 @@ hpm_slab_release_spares(struct hpm_slab_set *ss)
 {
 	struct hpm_slab *s, *next;
 
+	if (ss->spare != NULL) {
+		struct hpm_slab_page *pg = ss->spare;
+
+		ss->spare = NULL;
+		page_release(ss, pg);
+	}
 	for (s = LIST_FIRST(&ss->units); s != NULL && ss->nempty > 0; s = next) {
 		next = LIST_NEXT(s, link);
 		if (s->free_frames == ALL_FRAMES)
@@ -522,7 +556,7 @@ check_page(const struct hpm_slab_set *ss, const struct hpm_slab_page *pg, size_t
 	size_t start = (size_t)pg->first_frame << HPM_SLAB_FRAME_SHIFT;
 	size_t end = start + ((size_t)pg->frames << HPM_SLAB_FRAME_SHIFT), off;
 	const struct hpm_slab_page *l;
-	bool listed = false;
+	bool listed = false, spare;
 
 	if (pg->nblocks != class_blocks[pg->cls] || pg->frames != class_frames[pg->cls]) {
 		HPM_LOG(ERR, "check: slab page %p: %u blocks in %u frames for class %u",
@@ -563,9 +597,12 @@ check_page(const struct hpm_slab_set *ss, const struct hpm_slab_page *pg, size_t
 	LIST_FOREACH (l, &ss->cls[pg->cls].partial, link)
 		if (l == pg)
 			listed = true;
+	/* an empty page no cache owns is its class's spare, listed nowhere */
+	spare = ss->spare == pg;
 	if (nfree != pg->nfree || listed != pg->listed ||
-		listed != (pg->owner == 0 && pg->nfree > 0) ||
-		(pg->owner == 0 && pg->nfree == pg->nblocks)) {
+		listed != (pg->owner == 0 && pg->nfree > 0 && !spare) ||
+		(pg->owner == 0 && pg->nfree == pg->nblocks && !spare) ||
+		(spare && (pg->owner != 0 || pg->nfree != pg->nblocks))) {
 		HPM_LOG(ERR, "check: slab page %p: nfree %u/%u listed %d/%d owner %u",
 			s->unit->va + start, pg->nfree, nfree, pg->listed, listed, pg->owner);
 		bad++;

@@ -109,6 +109,12 @@ struct hpm_slab_set {
 	uint32_t nunits;
 	/** Units with no page: one is kept, more go back to the chunk set. */
 	uint32_t nempty;
+	/**
+	 * The last page that lost its last block, kept (listed nowhere) for the
+	 * next page of its class; NULL for none. One for the set: spares of
+	 * every class would keep their units from going back.
+	 */
+	struct hpm_slab_page *spare;
 	struct hpm_slab_class cls[HPM_SLAB_NCLASS];
 };
 
@@ -169,7 +175,7 @@ size_t hpm_slab_block_size(const struct hpm_unit *u, const void *p);
 /** State byte of the block that would start at p, or NULL if none can start there. */
 uint8_t *hpm_slab_state(const struct hpm_unit *u, const void *p);
 
-/** Give the empty units kept for reuse back to the chunk set. Arena lock held. */
+/** Give the empty pages and units kept for reuse back to the chunk set. Arena lock held. */
 void hpm_slab_release_spares(struct hpm_slab_set *ss);
 
 /**
