@@ -113,16 +113,16 @@ update_limit(struct hpm_cache_stack *cc, unsigned int cls, const struct hpm_aren
 		most_limit = RTE_MAX((size_t)SLAB_LIMIT_BYTES / bytes, 2 * (size_t)batch);
 		limit = RTE_MIN(limit, most_limit);
 	}
-	/* at least 1: a limit of 0 asks for a drain (hpm_cache_request_drain()) */
-	__atomic_store_n(&cc->limit, (uint32_t)RTE_MAX(limit, (size_t)1), __ATOMIC_RELAXED);
 	cc->batch = batch;
 	/*
-	 * A drain asked while the limit was being stored keeps its limit 0: the
-	 * requester stores the flag, then 0 after a fence; after this fence, the
-	 * flag shows or the requester's 0 lands after this store.
+	 * At least 1: a limit of 0 asks for a drain (hpm_cache_request_drain()).
+	 * A drain asked while the limit is stored keeps its limit 0: the
+	 * requester stores the flag, then 0, this side the limit, then reads the
+	 * flag, all sequentially consistent (no fence: ThreadSanitizer has none),
+	 * so the flag shows here or the requester's 0 lands after this store.
 	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (hpm_cache_drain_asked(cc))
+	__atomic_store_n(&cc->limit, (uint32_t)RTE_MAX(limit, (size_t)1), __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&cc->drain, __ATOMIC_SEQ_CST) != 0)
 		__atomic_store_n(&cc->limit, 0, __ATOMIC_RELAXED);
 }
 
@@ -655,9 +655,8 @@ hpm_cache_request_drain(int socket)
 			 * The flag, then a limit of 0, what the hit paths see (the
 			 * flag is the truth: update_limit() keeps the 0 it races with)
 			 */
-			__atomic_store_n(&c->cls[i].drain, 1, __ATOMIC_RELAXED);
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-			__atomic_store_n(&c->cls[i].limit, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->cls[i].drain, 1, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&c->cls[i].limit, 0, __ATOMIC_SEQ_CST);
 		}
 	}
 }

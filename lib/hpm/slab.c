@@ -552,59 +552,68 @@ check_page(const struct hpm_slab_set *ss, const struct hpm_slab_page *pg, size_t
 	uint64_t *live_count)
 {
 	const struct hpm_slab *s = pg->slab;
-	unsigned int bad = 0, i, nfree = 0, bytes = hpm_slab_class_bytes[pg->cls];
+	unsigned int bad = 0, w, nfree = 0, nlive = 0, set = 0,
+		     bytes = hpm_slab_class_bytes[pg->cls];
 	size_t start = (size_t)pg->first_frame << HPM_SLAB_FRAME_SHIFT;
 	size_t end = start + ((size_t)pg->frames << HPM_SLAB_FRAME_SHIFT), off;
-	const struct hpm_slab_page *l;
-	bool listed = false, spare;
+	bool spare;
 
 	if (pg->nblocks != class_blocks[pg->cls] || pg->frames != class_frames[pg->cls]) {
 		HPM_LOG(ERR, "check: slab page %p: %u blocks in %u frames for class %u",
 			s->unit->va + start, pg->nblocks, pg->frames, pg->cls);
 		return 1;
 	}
-	for (off = start; off < end; off += 64) {
-		uint8_t st = s->state[off >> HPM_SLAB_STEP_SHIFT];
-		size_t in = off - start;
-		bool at_block = in % bytes == 0 && in / bytes < pg->nblocks;
-		bool free = at_block && hpm_bitrun_test(pg->free, in / bytes);
+	/*
+	 * Validate mode checks at every unlock, so a word at a time: each live
+	 * block's state (the bitmap's clear bits), and as many state bytes set in
+	 * the page as live blocks (a byte set anywhere else adds one).
+	 */
+	for (w = 0; w < HPM_SLAB_PAGE_BLOCKS / 64; w++) {
+		unsigned int first = w * 64, left = pg->nblocks > first ? pg->nblocks - first : 0;
+		uint64_t in_page = hpm_bitrun_mask(0, left < 64 ? left : 64);
+		uint64_t live = ~pg->free[w] & in_page;
 
-		if (!at_block || free) {
-			if (st != HPM_BLK_NONE) {
-				HPM_LOG(ERR, "check: slab page %p: state %u at offset %zu of a %s",
-					s->unit->va + start, st, in,
-					at_block ? "free block" : "block's inside");
+		if ((pg->free[w] & ~in_page) != 0) {
+			HPM_LOG(ERR, "check: slab page %p: free bits past its %u blocks",
+				s->unit->va + start, pg->nblocks);
+			bad++;
+		}
+		nfree += __builtin_popcountll(pg->free[w] & in_page);
+		for (; live != 0; live &= live - 1) {
+			unsigned int b = w * 64 + rte_bsf64(live);
+			uint8_t st = s->state[(start + (size_t)b * bytes) >> HPM_SLAB_STEP_SHIFT];
+
+			if (hpm_blk_kind(st) != HPM_BLK_USER &&
+				hpm_blk_kind(st) != HPM_BLK_CACHED) {
+				HPM_LOG(ERR, "check: slab page %p: live block %u has state %u",
+					s->unit->va + start, b, st);
 				bad++;
 			}
-			nfree += free;
-			continue;
+			*live_bytes += bytes;
+			(*live_count)++;
+			nlive++;
 		}
-		if (hpm_blk_kind(st) != HPM_BLK_USER && hpm_blk_kind(st) != HPM_BLK_CACHED) {
-			HPM_LOG(ERR, "check: slab page %p: live block %zu has state %u",
-				s->unit->va + start, in / bytes, st);
-			bad++;
-		}
-		*live_bytes += bytes;
-		(*live_count)++;
 	}
-	for (i = pg->nblocks; i < HPM_SLAB_PAGE_BLOCKS; i++)
-		if (hpm_bitrun_test(pg->free, i)) {
-			HPM_LOG(ERR, "check: slab page %p: free bit %u past its %u blocks",
-				s->unit->va + start, i, pg->nblocks);
-			bad++;
-			break;
-		}
-	LIST_FOREACH (l, &ss->cls[pg->cls].partial, link)
-		if (l == pg)
-			listed = true;
-	/* an empty page no cache owns is its class's spare, listed nowhere */
+	for (off = start; off < end; off += 8 * 64) {
+		uint64_t word;
+		unsigned int k;
+
+		memcpy(&word, &s->state[off >> HPM_SLAB_STEP_SHIFT], sizeof(word));
+		for (k = 0; word != 0 && k < 8; k++, word >>= 8)
+			set += (word & 0xff) != 0;
+	}
+	if (set != nlive) {
+		HPM_LOG(ERR, "check: slab page %p: %u state bytes set for %u live blocks",
+			s->unit->va + start, set, nlive);
+		bad++;
+	}
+	/* an empty page no cache owns is the spare, listed nowhere (the lists: hpm_slab_verify()) */
 	spare = ss->spare == pg;
-	if (nfree != pg->nfree || listed != pg->listed ||
-		listed != (pg->owner == 0 && pg->nfree > 0 && !spare) ||
+	if (nfree != pg->nfree || pg->listed != (pg->owner == 0 && pg->nfree > 0 && !spare) ||
 		(pg->owner == 0 && pg->nfree == pg->nblocks && !spare) ||
 		(spare && (pg->owner != 0 || pg->nfree != pg->nblocks))) {
-		HPM_LOG(ERR, "check: slab page %p: nfree %u/%u listed %d/%d owner %u",
-			s->unit->va + start, pg->nfree, nfree, pg->listed, listed, pg->owner);
+		HPM_LOG(ERR, "check: slab page %p: nfree %u/%u listed %d owner %u spare %d",
+			s->unit->va + start, pg->nfree, nfree, pg->listed, pg->owner, spare);
 		bad++;
 	}
 	if (pg->owner != 0 &&
@@ -620,24 +629,46 @@ unsigned int
 hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *live_count)
 {
 	unsigned int bad = 0, i, f, cls, units = 0, empty = 0, pages[HPM_SLAB_NCLASS] = {0};
+	unsigned int units_flagged = 0, units_listed = 0, pages_flagged = 0, pages_listed = 0;
+	const struct hpm_slab_page *lp;
 	const struct hpm_chunk *c;
 	const struct hpm_unit *u;
 	const struct hpm_slab *l;
 
+	/* the lists once, then each flag against them by count: linear in the heap */
+	LIST_FOREACH (l, &ss->units, link) {
+		if (!l->listed || l->unit->role != HPM_UNIT_SLAB || l->unit->slab != l ||
+			units_listed++ >= ss->nunits) {
+			HPM_LOG(ERR, "check: slab unit list: %p listed wrong", (const void *)l);
+			bad++;
+			break;
+		}
+	}
+	for (cls = 0; cls < HPM_SLAB_NCLASS; cls++) {
+		unsigned int in_class = 0;
+
+		LIST_FOREACH (lp, &ss->cls[cls].partial, link) {
+			/* a bound on the walk: a list that loops is broken too */
+			if (!lp->listed || lp->cls != cls || lp->owner != 0 || lp->nfree == 0 ||
+				in_class++ >= ss->cls[cls].npages) {
+				HPM_LOG(ERR, "check: slab class %u: page %p listed wrong", cls,
+					(const void *)lp);
+				bad++;
+				break;
+			}
+		}
+		pages_listed += in_class;
+	}
 	FOR_EACH_SLAB(ss, c, i, u)
 	{
 		const struct hpm_slab *s = u->slab;
-		bool listed = false;
 
 		units++;
+		units_flagged += s->listed;
 		empty += s->free_frames == ALL_FRAMES;
-		LIST_FOREACH (l, &ss->units, link)
-			if (l == s)
-				listed = true;
-		if (s->unit != u || u->state != s->state || listed != s->listed ||
-			listed != (s->free_frames != 0)) {
+		if (s->unit != u || u->state != s->state || s->listed != (s->free_frames != 0)) {
 			HPM_LOG(ERR, "check: slab unit %p: descriptor or listing wrong (listed %d)",
-				u->va, listed);
+				u->va, s->listed);
 			bad++;
 		}
 		for (f = 0; f < HPM_SLAB_FRAMES; f++) {
@@ -655,9 +686,15 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 			}
 			if (!is_free && pg->first_frame == f) {
 				pages[pg->cls]++;
+				pages_flagged += pg->listed;
 				bad += check_page(ss, pg, live_bytes, live_count);
 			}
 		}
+	}
+	if (units_flagged != units_listed || pages_flagged != pages_listed) {
+		HPM_LOG(ERR, "check: slab lists: %u/%u units, %u/%u pages listed", units_listed,
+			units_flagged, pages_listed, pages_flagged);
+		bad++;
 	}
 	if (units != ss->nunits || empty != ss->nempty || empty > 1) {
 		HPM_LOG(ERR, "check: slab units %u/%u, %u/%u empty", units, ss->nunits, empty,
