@@ -47,10 +47,12 @@ hpm_arena_stats(struct hpm_arena *a, const struct hpm_source_ops *src,
 
 	if (!hpm_arena_lock(a))
 		return -ENOTRECOVERABLE;
-	hpm_chunk_free_ranges(&a->cs, &count, &longest, &bytes);
-	hpm_gran_free_ranges(&a->gran, &count, &longest, &bytes);
-	hpm_heap_free_ranges(&a->heap, &count, &longest, &bytes);
-	hpm_slab_free_ranges(&a->slab, &count, &longest, &bytes);
+	if (!parts->held_only) {
+		hpm_chunk_free_ranges(&a->cs, &count, &longest, &bytes);
+		hpm_gran_free_ranges(&a->gran, &count, &longest, &bytes);
+		hpm_heap_free_ranges(&a->heap, &count, &longest, &bytes);
+		hpm_slab_free_ranges(&a->slab, &count, &longest, &bytes);
+	}
 	st->heap_totalsz_bytes = a->cs.total_bytes;
 	st->heap_allocsz_bytes = a->alloc_bytes;
 	st->heap_freesz_bytes = a->cs.total_bytes - a->alloc_bytes;

@@ -81,6 +81,8 @@ struct hpm_arena_parts {
 	/** In: room for max extents, the pages of each chunk (hpm_chunk_extents()). */
 	struct hpm_extent *ext;
 	unsigned int max;
+	/** In: only what is held (trim): no walk of the free ranges, which fills none of them. */
+	bool held_only;
 	/** Out: chunks (more than max: ext has the first max). */
 	unsigned int nchunks;
 	/** Out: bytes of the chunks, of those with every unit free, free in them. */

@@ -28,10 +28,13 @@ meta_socket(int s)
 /*
  * A socket's figures: the arena's, the pages its chunks and its metadata
  * regions hold (counted once where they share one), and the caches' blocks
- * moved from allocated to free.
+ * moved from allocated to free. held_only: heap_totalsz_bytes and hs's
+ * held, chunk and meta bytes are right, the rest is not filled in (the
+ * free ranges and the caches are not walked: trim's before and after).
  */
 static int
-socket_stats(int socket, struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs)
+socket_stats(int socket, struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs,
+	bool held_only)
 {
 	struct hpm_arena_parts parts;
 	struct hpm_extent *e = NULL;
@@ -57,6 +60,7 @@ socket_stats(int socket, struct rte_malloc_socket_stats *st, struct hpm_heap_sta
 		memset(&parts, 0, sizeof(parts));
 		parts.ext = e;
 		parts.max = cap;
+		parts.held_only = held_only;
 		if (hpm_arena_stats(&hpm_state->arenas[socket], hpm_src, st, &parts) != 0) {
 			free(e);
 			return -1;
@@ -78,12 +82,14 @@ socket_stats(int socket, struct rte_malloc_socket_stats *st, struct hpm_heap_sta
 	}
 	held = hpm_extents_bytes(e, parts.nchunks + nm);
 	free(e);
+	st->heap_totalsz_bytes = held;
+	if (held_only)
+		return 0;
 	/* blocks held by caches are free to the application */
 	hpm_cache_held(socket, &cached_bytes, &cached_blocks);
 	cached_bytes = RTE_MIN(cached_bytes, st->heap_allocsz_bytes);
 	st->heap_allocsz_bytes -= cached_bytes;
 	st->alloc_count -= RTE_MIN(cached_blocks, (uint64_t)st->alloc_count);
-	st->heap_totalsz_bytes = held;
 	st->heap_freesz_bytes = held - st->heap_allocsz_bytes;
 	*hs = (struct hpm_heap_stats){
 		.held_bytes = held,
@@ -109,7 +115,7 @@ hpm_malloc_get_socket_stats(int socket, struct rte_malloc_socket_stats *stats)
 		rte_errno = EINVAL;
 		return -1;
 	}
-	return socket_stats(socket, stats, &hs);
+	return socket_stats(socket, stats, &hs, false);
 }
 
 int
@@ -121,7 +127,7 @@ hpm_heap_get_stats(int socket, struct hpm_heap_stats *stats)
 		rte_errno = EINVAL;
 		return -1;
 	}
-	return socket_stats(socket, &st, stats);
+	return socket_stats(socket, &st, stats, false);
 }
 
 /* What every socket holds from the source (heap_totalsz_bytes summed). */
@@ -129,12 +135,13 @@ static size_t
 held_bytes(void)
 {
 	struct rte_malloc_socket_stats st;
+	struct hpm_heap_stats hs;
 	int saved = rte_errno;
 	size_t held = 0;
 	unsigned int i;
 
 	for (i = 0; i < hpm_state->nsockets; i++)
-		if (hpm_malloc_get_socket_stats(hpm_state->socket_ids[i], &st) == 0)
+		if (socket_stats(hpm_state->socket_ids[i], &st, &hs, true) == 0)
 			held += st.heap_totalsz_bytes;
 	rte_errno = saved;
 	return held;
