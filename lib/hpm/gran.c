@@ -112,8 +112,10 @@ page_release(struct hpm_gran_set *gs, struct hpm_gran *g)
 	struct hpm_unit *u = g->unit;
 
 	bin_remove(gc, g);
-	if (g->owner != 0)
+	if (g->owner != 0) {
 		gc->own[g->owner - 1] = NULL;
+		gc->nowned--;
+	}
 	gc->npages--;
 	gc->nempty--;
 	u->dirty = hpm_bitrun_next_set(g->dirty, 0, g->ngran) != g->ngran;
@@ -256,8 +258,12 @@ singles_page(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore)
 claim:
 	if (gc->own[lcore] != NULL)
 		gc->own[lcore]->owner = 0;
-	if (g->owner != 0)
+	else
+		gc->nowned++;
+	if (g->owner != 0) {
 		gc->own[g->owner - 1] = NULL;
+		gc->nowned--;
+	}
 	g->owner = lcore + 1;
 	gc->own[lcore] = g;
 	return g;
@@ -318,6 +324,7 @@ hpm_gran_disown(struct hpm_gran_set *gs, unsigned int lcore)
 		if (gc->own[lcore] != NULL) {
 			gc->own[lcore]->owner = 0;
 			gc->own[lcore] = NULL;
+			gc->nowned--;
 		}
 	}
 }
@@ -539,7 +546,8 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 unsigned int
 hpm_gran_verify(const struct hpm_gran_set *gs, size_t *live_bytes, uint64_t *live_count)
 {
-	unsigned int bad = 0, i, cls, pages[HPM_GRAN_NCLASS] = {0}, empty[HPM_GRAN_NCLASS] = {0};
+	unsigned int bad = 0, i, cls, pages[HPM_GRAN_NCLASS] = {0}, empty[HPM_GRAN_NCLASS] = {0},
+		     owned[HPM_GRAN_NCLASS] = {0};
 	const struct hpm_chunk *c;
 
 	for (c = gs->cs->chunks; c != NULL; c = c->next)
@@ -550,19 +558,18 @@ hpm_gran_verify(const struct hpm_gran_set *gs, size_t *live_bytes, uint64_t *liv
 				continue;
 			pages[u->gran->cls]++;
 			empty[u->gran->cls] += u->gran->nfree == u->gran->ngran;
+			owned[u->gran->cls] += u->gran->owner != 0;
 			bad += check_page(gs, u, live_bytes, live_count);
 		}
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		unsigned int bin;
 
-		for (i = 0; i < HPM_GRAN_OWNERS; i++)
-			if (gs->cls[cls].own[i] != NULL && gs->cls[cls].own[i]->owner != i + 1) {
-				HPM_LOG(ERR,
-					"check: granule class %u: lcore %u owns a page it does not",
-					cls, i);
-				bad++;
-			}
-
+		/* each owned page is its slot's (check_page()): no slot may point elsewhere */
+		if (owned[cls] != gs->cls[cls].nowned) {
+			HPM_LOG(ERR, "check: granule class %u: %u slots in use, %u pages owned",
+				cls, gs->cls[cls].nowned, owned[cls]);
+			bad++;
+		}
 		for (bin = 0; bin < HPM_GRAN_NBIN; bin++)
 			if ((gs->cls[cls].bins[bin] != NULL) !=
 				!!(gs->cls[cls].binmask & (UINT32_C(1) << bin))) {

@@ -78,6 +78,8 @@ struct hpm_gran_class {
 	uint32_t npages;
 	/** Pages with every granule free; one is kept, more go back to the chunk. */
 	uint32_t nempty;
+	/** Slots of own[] in use: a check counts owned pages, not every slot. */
+	uint32_t nowned;
 	/** The page each cache slot takes single granules from (owner says so). */
 	struct hpm_gran *own[HPM_GRAN_OWNERS];
 };

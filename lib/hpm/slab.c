@@ -334,7 +334,7 @@ static struct hpm_slab_page *
 owned_page(struct hpm_slab_set *ss, unsigned int cls, unsigned int owner)
 {
 	struct hpm_slab_class *sc = &ss->cls[cls];
-	struct hpm_slab_page *pg = sc->own[owner], *old = pg;
+	struct hpm_slab_page *pg = sc->own[owner], *old;
 
 	if (pg != NULL && pg->nfree > 0)
 		return pg;
@@ -349,9 +349,16 @@ owned_page(struct hpm_slab_set *ss, unsigned int cls, unsigned int owner)
 		LIST_ONCE_REMOVE(pg);
 	else if ((pg = page_get(ss, cls)) == NULL)
 		return NULL;
+	/*
+	 * Read the slot only now: to grow, page_get() has the caches give back,
+	 * this one included, whose slot is then empty and its page perhaps gone.
+	 */
+	old = sc->own[owner];
 	if (old != NULL) {
 		/* full: listed nowhere until a block of it comes back */
 		old->owner = 0;
+	} else {
+		sc->nowned++;
 	}
 	pg->owner = (uint16_t)(owner + 1);
 	sc->own[owner] = pg;
@@ -410,6 +417,7 @@ hpm_slab_disown(struct hpm_slab_set *ss, unsigned int owner)
 
 		if (pg != NULL) {
 			ss->cls[cls].own[owner] = NULL;
+			ss->cls[cls].nowned--;
 			page_orphan(ss, pg);
 		}
 	}
@@ -628,7 +636,8 @@ check_page(const struct hpm_slab_set *ss, const struct hpm_slab_page *pg, size_t
 unsigned int
 hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *live_count)
 {
-	unsigned int bad = 0, i, f, cls, units = 0, empty = 0, pages[HPM_SLAB_NCLASS] = {0};
+	unsigned int bad = 0, i, f, cls, units = 0, empty = 0, pages[HPM_SLAB_NCLASS] = {0},
+		     owned[HPM_SLAB_NCLASS] = {0};
 	unsigned int units_flagged = 0, units_listed = 0, pages_flagged = 0, pages_listed = 0;
 	const struct hpm_slab_page *lp;
 	const struct hpm_chunk *c;
@@ -686,6 +695,7 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 			}
 			if (!is_free && pg->first_frame == f) {
 				pages[pg->cls]++;
+				owned[pg->cls] += pg->owner != 0;
 				pages_flagged += pg->listed;
 				bad += check_page(ss, pg, live_bytes, live_count);
 			}
@@ -707,13 +717,16 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 				ss->cls[cls].npages);
 			bad++;
 		}
-		for (i = 0; i < HPM_SLAB_OWNERS; i++)
-			if (ss->cls[cls].own[i] != NULL && ss->cls[cls].own[i]->owner != i + 1) {
-				HPM_LOG(ERR,
-					"check: slab class %u: slot %u owns a page it does not",
-					cls, i);
-				bad++;
-			}
+		/*
+		 * Each owned page is its slot's (check_page()); as many slots in use
+		 * as owned pages leaves none pointing elsewhere, without a walk of
+		 * every slot.
+		 */
+		if (owned[cls] != ss->cls[cls].nowned) {
+			HPM_LOG(ERR, "check: slab class %u: %u slots in use, %u pages owned", cls,
+				ss->cls[cls].nowned, owned[cls]);
+			bad++;
+		}
 	}
 	return bad;
 }

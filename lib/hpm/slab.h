@@ -97,6 +97,8 @@ struct hpm_slab_class {
 	/** Pages with free blocks that no cache owns. */
 	LIST_HEAD(, hpm_slab_page) partial;
 	uint32_t npages;
+	/** Slots of own[] in use: a check counts owned pages, not every slot. */
+	uint32_t nowned;
 	/** The page each cache slot takes blocks from. */
 	struct hpm_slab_page *own[HPM_SLAB_OWNERS];
 };
