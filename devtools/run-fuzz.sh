@@ -104,8 +104,12 @@ max_len=${HPM_FUZZ_MAX_LEN:-128}
 echo "fuzz: running $dir/fuzz_heap for $secs s, $jobs processes (logs: $dir/fuzz-*.log)"
 rm -f "$dir"/fuzz-*.log
 pids=()
+# entropic_scale_per_exec_time: of two inputs that reach the same rare features,
+# the quicker is mutated more (up to 30x): 1.8x the inputs a second at the same
+# coverage (20 s, one process: 4014 -> 7314 a second, cov 1468 -> 1470)
 for ((j = 0; j < jobs; j++)); do
 	"$dir/fuzz_heap" -seed=$((j + 1)) -max_len="$max_len" -max_total_time="$secs" -timeout=30 \
+		-entropic_scale_per_exec_time=1 \
 		-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
 		"$dir/corpus" test/fuzz/corpus >"$dir/fuzz-$j.log" 2>&1 &
 	pids+=($!)
