@@ -131,7 +131,7 @@ unit_new(struct hpm_slab_set *ss)
 		hpm_chunk_give(ss->cs, u, 1);
 		return NULL;
 	}
-	memset(s->frame_cls, HPM_SLAB_NO_CLASS, sizeof(s->frame_cls));
+	memset(u->frame_cls, HPM_SLAB_NO_CLASS, sizeof(u->frame_cls));
 	s->free_frames = ALL_FRAMES;
 	s->used_frames = u->dirty ? ALL_FRAMES : 0;
 	s->unit = u;
@@ -222,7 +222,7 @@ page_new(struct hpm_slab_set *ss, unsigned int cls)
 	hpm_bitrun_set(pg->free, 0, pg->nblocks);
 	s->used_frames |= mask;
 	for (i = 0; i < n; i++) {
-		s->frame_cls[f + i] = (uint8_t)cls;
+		s->unit->frame_cls[f + i] = (uint8_t)cls;
 		s->page_of[f + i] = (uint8_t)f;
 	}
 	ss->cls[cls].npages++;
@@ -241,7 +241,7 @@ page_release(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
 	LIST_ONCE_REMOVE(pg);
 	sc->npages--;
 	for (i = 0; i < pg->frames; i++)
-		s->frame_cls[pg->first_frame + i] = HPM_SLAB_NO_CLASS;
+		s->unit->frame_cls[pg->first_frame + i] = HPM_SLAB_NO_CLASS;
 	s->free_frames |= frame_mask(pg->first_frame, pg->frames);
 	pg->nblocks = 0;
 	LIST_ONCE_ADD(&ss->units, s);
@@ -437,7 +437,7 @@ block_find(const struct hpm_unit *u, const void *p, unsigned int want, unsigned 
 	uint8_t st;
 
 	if (off >= HPM_UNIT_SIZE || (off & ((UINT32_C(1) << HPM_SLAB_STEP_SHIFT) - 1)) != 0 ||
-		s->frame_cls[frame] == HPM_SLAB_NO_CLASS)
+		s->unit->frame_cls[frame] == HPM_SLAB_NO_CLASS)
 		return NULL;
 	pg = &s->page[s->page_of[frame]];
 	bytes = hpm_slab_class_bytes[pg->cls];
@@ -684,9 +684,9 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 			bool is_free = (s->free_frames >> f) & 1;
 			const struct hpm_slab_page *pg = &s->page[s->page_of[f]];
 
-			if (is_free != (s->frame_cls[f] == HPM_SLAB_NO_CLASS) ||
+			if (is_free != (s->unit->frame_cls[f] == HPM_SLAB_NO_CLASS) ||
 				(!is_free &&
-					(pg->cls != s->frame_cls[f] || f < pg->first_frame ||
+					(pg->cls != s->unit->frame_cls[f] || f < pg->first_frame ||
 						f >= pg->first_frame + pg->frames))) {
 				HPM_LOG(ERR, "check: slab unit %p: frame %u and its page disagree",
 					u->va, f);

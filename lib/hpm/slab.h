@@ -34,8 +34,8 @@
 #define HPM_SLAB_MAX 32768u
 /** Distance between possible block starts: one state byte each. */
 #define HPM_SLAB_STEP_SHIFT 6
-#define HPM_SLAB_FRAME_SHIFT 16
-#define HPM_SLAB_FRAMES (HPM_UNIT_SIZE >> HPM_SLAB_FRAME_SHIFT)
+#define HPM_SLAB_FRAME_SHIFT HPM_UNIT_FRAME_SHIFT
+#define HPM_SLAB_FRAMES HPM_UNIT_FRAMES
 /** Most blocks of a page: 64-byte blocks in one frame. */
 #define HPM_SLAB_PAGE_BLOCKS 1024u
 /** Alignments the fit table knows: 64 B (and less) to 2 KiB (4 KiB and more are granules). */
@@ -66,8 +66,6 @@ struct hpm_slab_page {
 
 /** A unit of size-class pages (role HPM_UNIT_SLAB). */
 struct hpm_slab {
-	/** Class of each frame (the block's class on the free path), HPM_SLAB_NO_CLASS if free. */
-	uint8_t frame_cls[HPM_SLAB_FRAMES];
 	/** Bit f set: frame f is in no page. */
 	uint32_t free_frames;
 	/** Bit f set: frame f was in a page before (its memory may be non-zero). */
@@ -147,7 +145,7 @@ hpm_slab_class(size_t size, size_t align)
 static __rte_always_inline unsigned int
 hpm_slab_class_at(const struct hpm_unit *u, const void *p)
 {
-	return u->slab->frame_cls[((const uint8_t *)p - u->va) >> HPM_SLAB_FRAME_SHIFT];
+	return u->frame_cls[((const uint8_t *)p - u->va) >> HPM_SLAB_FRAME_SHIFT];
 }
 
 /** Set up empty classes on a chunk set. */

@@ -8,6 +8,7 @@
  * a descriptor out of band, found from any address by the page map.
  */
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,9 +64,14 @@ struct hpm_gran;
 struct hpm_slab;
 struct hpm_span;
 
+/** Frames of 64 KiB in a unit: a size-class page is made of whole frames (slab.h). */
+#define HPM_UNIT_FRAME_SHIFT 16
+#define HPM_UNIT_FRAMES (HPM_UNIT_SIZE >> HPM_UNIT_FRAME_SHIFT)
+
 /*
- * The fields a free reads without the lock come first, on one line with the
- * descriptor's start: role, socket, shift, va and state.
+ * The fields a free reads without the lock fill the first line, alone:
+ * role, socket, shift, va, state and, for size-class pages, each frame's
+ * class, so that a free finds a block's class one load after its unit.
  */
 struct hpm_unit {
 	uint8_t role;
@@ -76,8 +82,6 @@ struct hpm_unit {
 	uint8_t shift;
 	/** (1 << shift) - 1: the offset bits a block start has clear. */
 	uint32_t start_mask;
-	/** Index of the unit in its chunk. */
-	uint32_t index;
 	/** Address of the unit's first byte. */
 	uint8_t *va;
 	/**
@@ -86,6 +90,11 @@ struct hpm_unit {
 	 * none (shift HPM_UNIT_SHIFT: its first byte alone is a block start).
 	 */
 	uint8_t *state;
+	/** SLAB: the class of each frame's blocks, HPM_SLAB_NO_CLASS if in no page. */
+	uint8_t frame_cls[HPM_UNIT_FRAMES];
+	/* the second line: what the locked path reads */
+	/** Index of the unit in its chunk. */
+	uint32_t index;
 	struct hpm_chunk *chunk;
 	/** IOVA of the unit's first byte, RTE_BAD_IOVA when unknown. */
 	rte_iova_t iova;
@@ -99,7 +108,10 @@ struct hpm_unit {
 	uint32_t nunits;
 	/** The state of every address of a unit without state bytes: HPM_BLK_NONE. */
 	uint8_t no_state;
-};
+} __rte_cache_aligned;
+
+static_assert(offsetof(struct hpm_unit, index) == RTE_CACHE_LINE_SIZE,
+	"what a free reads is the unit's first line");
 
 /** A unit without blocks that have state bytes (free, large): its state reads NONE. */
 static inline void
