@@ -338,10 +338,8 @@ fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hp
 	}
 	/* on top of the stack as it is now: growing the heap may have flushed it */
 	objs = cc->objs + cc->len;
-	for (i = 0; i < got; i++) {
-		objs[i].p = ptrs[i];
-		objs[i].state = states[i];
-	}
+	for (i = 0; i < got; i++)
+		hpm_cache_obj_set(&objs[i], ptrs[i], states[i]);
 	hpm_cache_set_len(cc, cc->len + got);
 	return got;
 }
@@ -568,8 +566,7 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 		hpm_arena_unlock(a);
 	}
 push:
-	cc->objs[cc->len].p = p;
-	cc->objs[cc->len].state = state;
+	hpm_cache_obj_set(&cc->objs[cc->len], p, state);
 	hpm_cache_set_len(cc, cc->len + 1);
 }
 

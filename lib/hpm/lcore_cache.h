@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_atomic.h>
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_per_lcore.h>
@@ -79,6 +80,20 @@ struct hpm_cache_obj {
 	void *p;
 	uint8_t *state;
 };
+
+/*
+ * Write a stack entry as two 8-byte stores. Merged into one 16-byte store
+ * (as compilers do), the pop that soon loads the halves apart cannot take
+ * the upper one from the store buffer and waits for the store to retire:
+ * a 64 B pair took 16 ns for 8.5 with two stores, rte_mempool's 7.8 ns.
+ */
+static __rte_always_inline void
+hpm_cache_obj_set(struct hpm_cache_obj *o, void *p, uint8_t *state)
+{
+	o->p = p;
+	rte_compiler_barrier();
+	o->state = state;
+}
 
 struct hpm_cache_stack {
 	uint32_t len;

@@ -439,8 +439,7 @@ free_fast(void *ptr)
 	hpm_blk_state_set(state, HPM_BLK_CACHED);
 	hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 	hpm_cache_set_len(cc, len + 1);
-	cc->objs[len].p = ptr;
-	cc->objs[len].state = state;
+	hpm_cache_obj_set(&cc->objs[len], ptr, state);
 }
 
 void
@@ -721,8 +720,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 			break;
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
 		hpm_block_close(u, objs[i], hpm_cache_class_usable((unsigned int)cls));
-		top[i].p = objs[i];
-		top[i].state = state;
+		hpm_cache_obj_set(&top[i], objs[i], state);
 	}
 	hpm_cache_set_len(cc, cc->len + i);
 	return i;
