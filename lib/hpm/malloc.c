@@ -424,11 +424,11 @@ free_fast(void *ptr)
 		return free_miss(ptr);
 	/*
 	 * A block the caller holds; the others, and what is wrong, in free_slow(). The class
-	 * from the header or the unit's role, not from the state byte: the stack
-	 * then does not wait for the byte the allocation just wrote.
+	 * from the state byte a cache wrote when it handed the block out; a block
+	 * the locked path handed out has none there: from its header, frame or role.
 	 */
-	cls = hpm_cache_class_of(u, ptr, &state);
-	if (unlikely(cls < 0))
+	cls = hpm_cache_class_fast(u, ptr, &state);
+	if (unlikely(cls < 0) && (cls = hpm_cache_class_of(u, ptr, &state)) < 0)
 		return free_slow(ptr);
 	cc = &c->cls[cls];
 	HPM_CACHE_LAUNDER(cc);
