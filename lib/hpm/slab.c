@@ -437,7 +437,7 @@ block_find(const struct hpm_unit *u, const void *p, unsigned int want, unsigned 
 	uint8_t st;
 
 	if (off >= HPM_UNIT_SIZE || (off & ((UINT32_C(1) << HPM_SLAB_STEP_SHIFT) - 1)) != 0 ||
-		s->unit->frame_cls[frame] == HPM_SLAB_NO_CLASS)
+		u->frame_cls[frame] == HPM_SLAB_NO_CLASS)
 		return NULL;
 	pg = &s->page[s->page_of[frame]];
 	bytes = hpm_slab_class_bytes[pg->cls];
@@ -684,9 +684,9 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 			bool is_free = (s->free_frames >> f) & 1;
 			const struct hpm_slab_page *pg = &s->page[s->page_of[f]];
 
-			if (is_free != (s->unit->frame_cls[f] == HPM_SLAB_NO_CLASS) ||
+			if (is_free != (u->frame_cls[f] == HPM_SLAB_NO_CLASS) ||
 				(!is_free &&
-					(pg->cls != s->unit->frame_cls[f] || f < pg->first_frame ||
+					(pg->cls != u->frame_cls[f] || f < pg->first_frame ||
 						f >= pg->first_frame + pg->frames))) {
 				HPM_LOG(ERR, "check: slab unit %p: frame %u and its page disagree",
 					u->va, f);
