@@ -7,13 +7,22 @@
  * must be the model's lowest fitting position, every free must give back the
  * run's length, and the bitmaps must equal the model's at every step. Then
  * the bitmap engine alone on a table of 16384 granules, seed 000's size.
+ * Then a socket's pages of 4 KiB granules on anonymous memory: every run
+ * comes from the lowest page (by unit ordinal) that has room for it, or a
+ * lower page cannot surely hold it (a free run of n + align - 1), a new
+ * page takes the lowest free unit, and a drain gives every unit back.
  */
 
 #include <inttypes.h>
 #include <stdbool.h>
 
 #include "bitrun.h"
+#include "chunk.h"
 #include "gran.h"
+#include "meta.h"
+#include "pagemap.h"
+#include "source.h"
+#include "source_anon.h"
 #include "test_common.h"
 
 #define MAX_GRAN 16384
@@ -94,10 +103,7 @@ run_page(unsigned int ngran, unsigned int max_run, unsigned long ops, uint64_t *
 
 	memset(&g, 0, sizeof(g));
 	memset(&m, 0, sizeof(m));
-	g.ngran = ngran;
-	g.nfree = ngran;
-	g.maxrun = ngran;
-	g.shift = shift;
+	hpm_gran_page_reset(&g, ngran, shift);
 	m.ngran = ngran;
 	for (op = 0; op < ops; op++) {
 		/* phases that fill, drain and churn the page */
@@ -262,6 +268,168 @@ check_engine_edges(void)
 	CHECK(hpm_bitrun_next_clear(map, 32, 32) == -1, "nothing past the end");
 }
 
+#define SET_PAGES 256u
+#define SET_LIVE 8192u
+
+struct set_env {
+	struct hpm_meta meta;
+	struct hpm_pagemap pm;
+	struct hpm_chunk_set cs;
+	struct hpm_gran_set gs;
+};
+
+/* The pages of the set as the model sees them, by unit ordinal. */
+static struct model set_pages[SET_PAGES];
+static bool set_known[SET_PAGES];
+static struct {
+	uint8_t *p;
+	unsigned int ord, pos, n;
+} set_live[SET_LIVE];
+
+static unsigned int
+model_longest(const struct model *m)
+{
+	unsigned int i, run = 0, longest = 0;
+
+	for (i = 0; i < m->ngran; i++) {
+		run = m->used[i] ? 0 : run + 1;
+		longest = RTE_MAX(longest, run);
+	}
+	return longest;
+}
+
+/* Check one allocation of n granules aligned align at p against the model; the page's ordinal. */
+static bool
+set_check_alloc(struct set_env *e, uint8_t *p, unsigned int n, unsigned int align)
+{
+	struct hpm_unit *u = hpm_pagemap_lookup(&e->pm, p);
+	unsigned int pos, q, sure;
+	struct model *m;
+	int want;
+
+	if (u == NULL || u->role != HPM_UNIT_G4K || u->ord >= SET_PAGES) {
+		CHECK(false, "run %p: not on a page of runs (unit %p)", (void *)p, (void *)u);
+		return false;
+	}
+	pos = (p - u->va) >> 12;
+	m = &set_pages[u->ord];
+	if (!set_known[u->ord]) {
+		/* a new page: the lowest free unit of the set's chunks */
+		for (q = 0; q < u->ord; q++)
+			if (!set_known[q] && hpm_chunk_unit_at(&e->cs, q) != NULL) {
+				CHECK(false, "new page at ordinal %u, unit %u was free", u->ord, q);
+				return false;
+			}
+		memset(m, 0, sizeof(*m));
+		m->ngran = HPM_GRAN_MAX;
+		set_known[u->ord] = true;
+	}
+	want = model_first_fit(m, n, align);
+	if (want != (int)pos) {
+		CHECK(false, "%u granules align %u on page %u: at %u, first fit %d", n, align,
+			u->ord, pos, want);
+		return false;
+	}
+	/*
+	 * No lower page surely had room: a free run of n + align - 1 granules,
+	 * rounded up to a bin's least (1, 2, 3, 4, 6, 8, 12 ...): the search
+	 * passes over a few pages of lower bins that may not fit, then only
+	 * looks at the bins that must.
+	 */
+	for (sure = 1; sure < n + align - 1;)
+		sure = (sure & (sure - 1)) != 0 ? sure / 3 * 4 : sure == 1 ? 2 : sure + sure / 2;
+	for (q = 0; q < u->ord; q++)
+		if (set_known[q] && model_longest(&set_pages[q]) >= sure) {
+			CHECK(false,
+				"%u granules align %u on page %u: page %u has a free run of %u", n,
+				align, u->ord, q, model_longest(&set_pages[q]));
+			return false;
+		}
+	model_take(m, pos, n);
+	return true;
+}
+
+static void
+run_set(unsigned long ops, uint64_t *rs)
+{
+	struct set_env *e;
+	unsigned long op, news = 0;
+	unsigned int nlive = 0, i, q;
+	size_t bytes;
+	void *p;
+	int rc;
+
+	hpm_src = &hpm_source_anon;
+	rc = hpm_meta_bootstrap(hpm_src, sizeof(*e), "hpmt_gran_model", &p);
+	CHECK(rc == 0, "metadata: %d", rc);
+	if (rc != 0)
+		return;
+	e = p;
+	hpm_meta_init(&e->meta, (struct hpm_meta_region *)((uint8_t *)e - HPM_META_HDR_SIZE),
+		sizeof(*e));
+	hpm_chunk_set_init(&e->cs, 0, -1, &e->meta, &e->pm, HPM_UNIT_SIZE * 8, 0, 0, false);
+	hpm_gran_set_init(&e->gs, &e->cs);
+	memset(set_known, 0, sizeof(set_known));
+	for (op = 0; op < ops && !test_failures; op++) {
+		/* fill to a few thousand runs, then churn: fragmented pages */
+		bool do_alloc = nlive == 0 ||
+			(nlive < SET_LIVE && test_rand(rs) % 100 < (nlive < 3000 ? 70 : 50));
+
+		if (do_alloc) {
+			unsigned int n = test_rand(rs) % 3 == 0 ? 1 + test_rand(rs) % 64
+								: 1 + test_rand(rs) % 8;
+			unsigned int align = random_align(rs, 16);
+			unsigned int before = e->gs.cls[HPM_GRAN_4K].npages;
+			struct hpm_blockinfo bi;
+			uint8_t *run = hpm_gran_alloc(&e->gs, HPM_GRAN_4K, n, align, &bi);
+
+			CHECK(run != NULL, "no run of %u granules", n);
+			if (run == NULL)
+				break;
+			news += e->gs.cls[HPM_GRAN_4K].npages > before;
+			if (!set_check_alloc(e, run, n, align)) {
+				hpm_gran_free(&e->gs, hpm_pagemap_lookup(&e->pm, run), run, &bytes);
+				break;
+			}
+			set_live[nlive].p = run;
+			set_live[nlive].ord = hpm_pagemap_lookup(&e->pm, run)->ord;
+			set_live[nlive].pos = (run - hpm_pagemap_lookup(&e->pm, run)->va) >> 12;
+			set_live[nlive++].n = n;
+		} else {
+			unsigned int k = test_rand(rs) % nlive;
+			struct model *m = &set_pages[set_live[k].ord];
+
+			rc = hpm_gran_free(&e->gs, hpm_pagemap_lookup(&e->pm, set_live[k].p),
+				set_live[k].p, &bytes);
+			CHECK(rc == 0 && bytes == (size_t)set_live[k].n << 12,
+				"free of %u granules: %d, %zu bytes", set_live[k].n, rc, bytes);
+			for (i = 0; i < set_live[k].n; i++)
+				m->used[set_live[k].pos + i] = false;
+			set_live[k] = set_live[--nlive];
+			/* an emptied page may go back (one empty page is kept) */
+			for (q = 0; q < SET_PAGES; q++)
+				if (set_known[q] &&
+					(hpm_chunk_unit_at(&e->cs, q) == NULL ||
+						hpm_chunk_unit_at(&e->cs, q)->role != HPM_UNIT_G4K))
+					set_known[q] = false;
+		}
+		if (op % 4096 == 0)
+			CHECK(hpm_gran_verify(&e->gs, &bytes, &(uint64_t){0}) == 0,
+				"granule set check after %lu ops", op);
+	}
+	while (nlive > 0) {
+		nlive--;
+		hpm_gran_free(&e->gs, hpm_pagemap_lookup(&e->pm, set_live[nlive].p),
+			set_live[nlive].p, &bytes);
+	}
+	hpm_gran_release_spares(&e->gs);
+	CHECK(e->gs.cls[HPM_GRAN_4K].npages == 0 && e->cs.chunks == NULL,
+		"after the drain: %u pages, chunks left %d", e->gs.cls[HPM_GRAN_4K].npages,
+		e->cs.chunks != NULL);
+	printf("pages of runs: %lu ops, %lu new pages\n", op, news);
+	hpm_meta_release_all(&e->meta, hpm_src);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -272,5 +440,6 @@ main(int argc, char **argv)
 	run_page(512, 64, ops, &rs);
 	run_page(32, 32, ops / 4, &rs);
 	run_table(ops / 10, &rs);
+	run_set(ops / 4, &rs);
 	return test_end("gran_model");
 }

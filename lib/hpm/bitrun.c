@@ -158,8 +158,8 @@ hpm_bitrun_prev_set(const uint64_t *map, unsigned int pos)
 }
 
 /* Longest run of set bits in x: one step per run, not per bit of the longest. */
-static unsigned int
-longest_ones(uint64_t x)
+unsigned int
+hpm_bitrun_longest_ones(uint64_t x)
 {
 	unsigned int best = 0, len;
 
@@ -191,7 +191,7 @@ hpm_bitrun_longest_clear(const uint64_t *map, unsigned int nbits)
 		carry += __builtin_ctzll(~free_bits);
 		best = RTE_MAX(best, carry);
 		if ((unsigned int)__builtin_popcountll(free_bits) > best)
-			best = RTE_MAX(best, longest_ones(free_bits));
+			best = RTE_MAX(best, hpm_bitrun_longest_ones(free_bits));
 		carry = bits == HPM_WORD_BITS ? __builtin_clzll(~free_bits) : 0;
 	}
 	return RTE_MAX(best, carry);
@@ -209,4 +209,26 @@ hpm_bitrun_count_clear_runs(const uint64_t *map, unsigned int nbits)
 			hpm_bitrun_next_set(map, (unsigned int)clear, nbits));
 	}
 	return runs;
+}
+
+unsigned int
+hpm_bitrun_longest_clear_from(const uint64_t *map, unsigned int nbits, const uint8_t *inner)
+{
+	unsigned int best = 0, carry = 0, w, nwords = (nbits + HPM_WORD_BITS - 1) / HPM_WORD_BITS;
+
+	/* the run carried in from below joins the word's low clear bits; inside, the cached */
+	for (w = 0; w < nwords; w++) {
+		unsigned int bits = RTE_MIN(nbits - w * HPM_WORD_BITS, HPM_WORD_BITS);
+		uint64_t free_bits = ~map[w] & hpm_bitrun_mask(0, bits);
+
+		if (free_bits == ~UINT64_C(0)) {
+			carry += HPM_WORD_BITS;
+			continue;
+		}
+		carry += __builtin_ctzll(~free_bits);
+		best = RTE_MAX(best, carry);
+		best = RTE_MAX(best, (unsigned int)inner[w]);
+		carry = bits == HPM_WORD_BITS ? __builtin_clzll(~free_bits) : 0;
+	}
+	return RTE_MAX(best, carry);
 }

@@ -86,6 +86,17 @@ int hpm_bitrun_prev_set(const uint64_t *map, unsigned int pos);
 /** Length of the longest run of clear bits below nbits: a few steps per word. */
 unsigned int hpm_bitrun_longest_clear(const uint64_t *map, unsigned int nbits);
 
+/** Longest run of set bits in x. */
+unsigned int hpm_bitrun_longest_ones(uint64_t x);
+
+/**
+ * hpm_bitrun_longest_clear() from each word's longest run of clear bits,
+ * kept by the caller in inner[] (hpm_bitrun_longest_ones() of the word's
+ * clear bits within nbits): a shift and a count per word, no scan of runs.
+ */
+unsigned int hpm_bitrun_longest_clear_from(const uint64_t *map, unsigned int nbits,
+	const uint8_t *inner);
+
 /** Number of maximal runs of clear bits below nbits. */
 unsigned int hpm_bitrun_count_clear_runs(const uint64_t *map, unsigned int nbits);
 

@@ -60,6 +60,89 @@ grow_step(const struct hpm_chunk_set *cs)
 	return RTE_MIN(step, cs->chunk_size);
 }
 
+/* Units [ord, ord + n) are free (free) or taken: the free map and its summary. */
+static void
+ords_mark_free(struct hpm_chunk_set *cs, unsigned int ord, unsigned int n, bool free)
+{
+	struct hpm_chunk_ords *o = cs->ords;
+	unsigned int w;
+
+	if (free)
+		hpm_bitrun_set(o->free, ord, n);
+	else
+		hpm_bitrun_clear(o->free, ord, n);
+	for (w = ord / 64; w <= (ord + n - 1) / 64; w++)
+		if (o->free[w] != 0)
+			o->free_sum[w / 64] |= UINT64_C(1) << (w % 64);
+		else
+			o->free_sum[w / 64] &= ~(UINT64_C(1) << (w % 64));
+}
+
+/* The free unit of lowest ordinal, or NULL. */
+static struct hpm_unit *
+ords_lowest_free(const struct hpm_chunk_set *cs)
+{
+	const struct hpm_chunk_ords *o = cs->ords;
+	unsigned int s, w;
+
+	if (o == NULL)
+		return NULL;
+	for (s = 0; s < RTE_DIM(o->free_sum); s++)
+		if (o->free_sum[s] != 0) {
+			w = s * 64 + rte_bsf64(o->free_sum[s]);
+			return hpm_chunk_unit_at(cs, w * 64 + rte_bsf64(o->free[w]));
+		}
+	return NULL;
+}
+
+/* Ordinals for a chunk of n units, the lowest run free, and their directory; 0 or -errno. */
+static int
+ords_take(struct hpm_chunk_set *cs, struct hpm_chunk *c)
+{
+	struct hpm_chunk_ords *o;
+	unsigned int i, s;
+	int ord;
+
+	if (cs->ords == NULL) {
+		cs->ords = hpm_meta_alloc(cs->meta, hpm_src, sizeof(*cs->ords));
+		if (cs->ords == NULL)
+			return -ENOMEM;
+	}
+	o = cs->ords;
+	ord = hpm_bitrun_find(o->taken, HPM_ORD_MAX, 0, c->nunits, 1, 0);
+	if (ord < 0) {
+		HPM_LOG(ERR, "socket %d: more than %u units", cs->socket, HPM_ORD_MAX);
+		return -ENOSPC;
+	}
+	for (s = ord / HPM_ORD_SEG; s <= (ord + c->nunits - 1) / HPM_ORD_SEG; s++)
+		if (o->unit[s] == NULL) {
+			o->unit[s] = hpm_meta_alloc(cs->meta, hpm_src,
+				HPM_ORD_SEG * sizeof(*o->unit[s]));
+			if (o->unit[s] == NULL)
+				return -ENOMEM; /* a segment made stays for the next chunk */
+		}
+	hpm_bitrun_set(o->taken, ord, c->nunits);
+	c->ord = ord;
+	for (i = 0; i < c->nunits; i++) {
+		c->units[i].ord = ord + i;
+		o->unit[(ord + i) / HPM_ORD_SEG][(ord + i) % HPM_ORD_SEG] = &c->units[i];
+	}
+	ords_mark_free(cs, ord, c->nunits, true);
+	return 0;
+}
+
+static void
+ords_give(struct hpm_chunk_set *cs, struct hpm_chunk *c)
+{
+	struct hpm_chunk_ords *o = cs->ords;
+	unsigned int i;
+
+	ords_mark_free(cs, c->ord, c->nunits, false);
+	hpm_bitrun_clear(o->taken, c->ord, c->nunits);
+	for (i = 0; i < c->nunits; i++)
+		o->unit[(c->ord + i) / HPM_ORD_SEG][(c->ord + i) % HPM_ORD_SEG] = NULL;
+}
+
 static void
 chunk_link(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 {
@@ -122,8 +205,12 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig)
 		u->iova = hpm_src->has_iova && r.unit_iova_contig ? hpm_src->iova(&r, u->va)
 								  : RTE_BAD_IOVA;
 	}
-	if (hpm_pagemap_map(cs->pagemap, cs->meta, hpm_src, r.va, n, c->units))
+	if (ords_take(cs, c) != 0)
 		goto fail_meta;
+	if (hpm_pagemap_map(cs->pagemap, cs->meta, hpm_src, r.va, n, c->units)) {
+		ords_give(cs, c);
+		goto fail_meta;
+	}
 	hpm_owner_set(r.va, n, c->units);
 	chunk_link(cs, c);
 	cs->total_bytes += r.len;
@@ -145,6 +232,7 @@ chunk_release(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 	struct hpm_region r = c->region;
 
 	chunk_unlink(cs, c);
+	ords_give(cs, c);
 	hpm_pagemap_unmap(cs->pagemap, r.va, c->nunits);
 	hpm_owner_set(r.va, c->nunits, NULL);
 	cs->total_bytes -= r.len;
@@ -193,6 +281,7 @@ take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigne
 		c->empty_since_ms = 0;
 	}
 	hpm_bitrun_set(c->used, pos, n);
+	ords_mark_free(cs, c->ord + pos, n, false);
 	c->nfree -= n;
 	if (pos == c->lowfree) {
 		int next = hpm_bitrun_next_clear(c->used, c->nunits, pos + n);
@@ -214,6 +303,13 @@ hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_unit
 
 	align_units = RTE_MAX(align_units, 1u);
 search:
+	/* a single unit: the lowest free one, so that the last chunks empty */
+	if (n == 1 && align_units == 1 && !contig) {
+		struct hpm_unit *u = ords_lowest_free(cs);
+
+		if (u != NULL)
+			return take_at(cs, u->chunk, u->index, 1);
+	}
 	/* from the hint round the list: usually the hint itself has room */
 	while (c != NULL) {
 		if (c->nfree >= n) {
@@ -251,10 +347,10 @@ hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n, u
 	struct hpm_chunk *c = u->chunk;
 	unsigned int end = u->index + n;
 
-	RTE_SET_USED(cs);
 	if (end + more > c->nunits || hpm_bitrun_next_set(c->used, end, end + more) != end + more)
 		return false;
 	hpm_bitrun_set(c->used, end, more);
+	ords_mark_free(cs, c->ord + end, more, false);
 	c->nfree -= more;
 	if (c->lowfree == end) {
 		int next = hpm_bitrun_next_clear(c->used, c->nunits, end + more);
@@ -275,6 +371,7 @@ hpm_chunk_give(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n)
 	for (i = 0; i < n; i++)
 		u[i].role = HPM_UNIT_FREE;
 	hpm_bitrun_clear(c->used, u->index, n);
+	ords_mark_free(cs, u->ord, n, true);
 	c->nfree += n;
 	c->lowfree = RTE_MIN(c->lowfree, u->index);
 	cs->hint = c;
@@ -381,11 +478,14 @@ unsigned int
 hpm_chunk_verify(const struct hpm_chunk_set *cs)
 {
 	const struct hpm_chunk *c;
-	unsigned int bad = 0, i;
+	unsigned int bad = 0, i, units = 0, free_units = 0;
 	size_t total = 0, empty = 0;
 
 	for (c = cs->chunks; c != NULL; c = c->next) {
 		unsigned int nfree = 0;
+
+		units += c->nunits;
+		free_units += c->nfree;
 
 		total += c->region.len;
 		if (c->nfree == c->nunits)
@@ -406,6 +506,12 @@ hpm_chunk_verify(const struct hpm_chunk_set *cs)
 					bad++;
 				}
 			}
+			if (u->ord != c->ord + i || hpm_chunk_unit_at(cs, u->ord) != u ||
+				hpm_bitrun_test(cs->ords->free, u->ord) == used) {
+				HPM_LOG(ERR, "check: unit %p: ordinal %u (chunk's %u), free bit %d",
+					u->va, u->ord, c->ord, !used);
+				bad++;
+			}
 			if (hpm_pagemap_lookup(cs->pagemap, u->va) != u) {
 				HPM_LOG(ERR, "check: page map does not find unit %p", u->va);
 				bad++;
@@ -414,6 +520,26 @@ hpm_chunk_verify(const struct hpm_chunk_set *cs)
 		if (nfree != c->nfree) {
 			HPM_LOG(ERR, "check: chunk %p counts %u free units, has %u", c->region.va,
 				c->nfree, nfree);
+			bad++;
+		}
+	}
+	if (cs->ords != NULL) {
+		unsigned int taken = 0, free = 0, w;
+
+		for (w = 0; w < HPM_ORD_WORDS; w++) {
+			taken += __builtin_popcountll(cs->ords->taken[w]);
+			free += __builtin_popcountll(cs->ords->free[w]);
+			if (((cs->ords->free_sum[w / 64] >> (w % 64)) & 1) !=
+				(cs->ords->free[w] != 0)) {
+				HPM_LOG(ERR,
+					"check: socket %d: free units word %u and its summary bit disagree",
+					cs->socket, w);
+				bad++;
+			}
+		}
+		if (taken != units || free != free_units) {
+			HPM_LOG(ERR, "check: socket %d: %u ordinals for %u units, %u free for %u",
+				cs->socket, taken, units, free, free_units);
 			bad++;
 		}
 	}

@@ -25,6 +25,31 @@
 #include "source.h"
 #include "unit.h"
 
+/**
+ * Units of a socket, at most (256 GiB of 2 MiB units): each unit has an
+ * ordinal below this, a chunk's a run of them, the lowest run free when the
+ * chunk came. Allocators take the lowest units with room first (address-
+ * ordered first fit, with ordinals for addresses): the live blocks gather in
+ * the first units and chunks, and the last ones empty and go back.
+ */
+#define HPM_ORD_MAX 131072u
+#define HPM_ORD_WORDS (HPM_ORD_MAX / 64)
+/** Ordinals per segment of the ordinal-to-unit directory, made as chunks come. */
+#define HPM_ORD_SEG 4096u
+#define HPM_ORD_NSEG (HPM_ORD_MAX / HPM_ORD_SEG)
+
+/** A chunk set's ordinals: which are taken, which units are free, and their units. */
+struct hpm_chunk_ords {
+	/** Ordinals of the set's chunks. */
+	uint64_t taken[HPM_ORD_WORDS];
+	/** Free units (single units are taken from the lowest). */
+	uint64_t free[HPM_ORD_WORDS];
+	/** Bit w: free[w] is not 0. */
+	uint64_t free_sum[HPM_ORD_WORDS / 64];
+	/** Ordinal to unit, in segments of HPM_ORD_SEG. */
+	struct hpm_unit **unit[HPM_ORD_NSEG];
+};
+
 struct hpm_chunk {
 	struct hpm_region region;
 	struct hpm_chunk *next;
@@ -36,6 +61,8 @@ struct hpm_chunk {
 	uint32_t meta_size;
 	/** When the chunk last became empty (ms, monotonic); 0 while in use. */
 	uint64_t empty_since_ms;
+	/** Ordinal of the first unit. */
+	uint32_t ord;
 	/** Bit per unit, set when the unit is in use. */
 	uint64_t *used;
 	struct hpm_unit units[];
@@ -44,8 +71,10 @@ struct hpm_chunk {
 /** A socket's chunks; the arena's lock guards it. */
 struct hpm_chunk_set {
 	struct hpm_chunk *chunks;
-	/** Where the next search for free units starts (seed 001). */
+	/** Where the next search for a run of free units starts (seed 001). */
 	struct hpm_chunk *hint;
+	/** Unit ordinals; made with the first chunk. */
+	struct hpm_chunk_ords *ords;
 	/** Bytes taken from the source. */
 	size_t total_bytes;
 	/** Bytes of chunks whose every unit is free. */
@@ -83,9 +112,19 @@ typedef bool (*hpm_chunk_reclaim_t)(struct hpm_chunk_set *cs);
 /** Register this process's reclaim callback (the caches layer, at process init). */
 void hpm_chunk_set_reclaim(hpm_chunk_reclaim_t fn);
 
+/** The unit of ordinal ord, or NULL. */
+static inline struct hpm_unit *
+hpm_chunk_unit_at(const struct hpm_chunk_set *cs, unsigned int ord)
+{
+	struct hpm_unit **seg = cs->ords->unit[ord / HPM_ORD_SEG];
+
+	return seg != NULL ? seg[ord % HPM_ORD_SEG] : NULL;
+}
+
 /**
  * Take n contiguous units, the first one's unit number a multiple of
  * align_units, IOVA-contiguous if contig; the set grows when none are free.
+ * A single unit is the free one of lowest ordinal.
  * The units keep role FREE: the caller gives them theirs. NULL when the
  * source has no memory (rte_errno set). Arena lock held.
  */

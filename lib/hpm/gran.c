@@ -32,64 +32,128 @@ hpm_gran_shift(unsigned int cls)
 	return gran_classes[cls].shift;
 }
 
-/* A page with maxrun free granules in a row lives in bin floor(log2(maxrun)). */
+/*
+ * The bin of a page whose longest free run is maxrun granules: the last of 1,
+ * 2, 3, 4, 6, 8, 12 ... 512 that it reaches (two bins an octave, so that a
+ * search passes over few pages whose run is too short).
+ */
 static unsigned int
 bin_of(unsigned int maxrun)
 {
-	return maxrun == 0 ? HPM_GRAN_NO_BIN : rte_fls_u32(maxrun) - 1;
+	unsigned int f;
+
+	if (maxrun <= 1)
+		return maxrun == 0 ? HPM_GRAN_NO_BIN : 0;
+	f = rte_fls_u32(maxrun) - 1;
+	return 2 * f - 1 + (maxrun >= 3u << (f - 1));
+}
+
+static struct hpm_gran *
+page_at(const struct hpm_gran_set *gs, unsigned int ord)
+{
+	return hpm_chunk_unit_at(gs->cs, ord)->gran;
+}
+
+/* Put page ord in level k (on), or take it out. */
+static void
+level_mark(struct hpm_gran_class *gc, unsigned int k, unsigned int ord, bool on)
+{
+	struct hpm_gran_bseg *seg = gc->segs[ord / HPM_GRAN_BSEG];
+	unsigned int w = ord % HPM_GRAN_BSEG / 64;
+
+	if (on) {
+		seg->words[k][w] |= UINT64_C(1) << (ord % 64);
+		seg->sums[k] |= UINT64_C(1) << w;
+		gc->segs_with[k] |= UINT32_C(1) << (ord / HPM_GRAN_BSEG);
+		gc->binmask |= UINT32_C(1) << k;
+		return;
+	}
+	seg->words[k][w] &= ~(UINT64_C(1) << (ord % 64));
+	if (seg->words[k][w] != 0)
+		return;
+	seg->sums[k] &= ~(UINT64_C(1) << w);
+	if (seg->sums[k] != 0)
+		return;
+	gc->segs_with[k] &= ~(UINT32_C(1) << (ord / HPM_GRAN_BSEG));
+	if (gc->segs_with[k] == 0)
+		gc->binmask &= ~(UINT32_C(1) << k);
+}
+
+/*
+ * Put g in the levels its maxrun says: level k holds the pages of bin k and
+ * above (a free run at least as long as the bin's least), none when full.
+ */
+static void
+relist(struct hpm_gran_class *gc, struct hpm_gran *g)
+{
+	int bin = g->maxrun == 0 ? -1 : (int)bin_of(g->maxrun);
+	int old = g->bin == HPM_GRAN_NO_BIN ? -1 : g->bin, k;
+
+	for (k = old + 1; k <= bin; k++)
+		level_mark(gc, k, g->unit->ord, true);
+	for (k = bin + 1; k <= old; k++)
+		level_mark(gc, k, g->unit->ord, false);
+	g->bin = bin < 0 ? HPM_GRAN_NO_BIN : (uint8_t)bin;
 }
 
 static void
 bin_remove(struct hpm_gran_class *gc, struct hpm_gran *g)
 {
-	if (g->prev != NULL)
-		g->prev->next = g->next;
-	else if ((gc->bins[g->bin] = g->next) == NULL)
-		gc->binmask &= ~(UINT32_C(1) << g->bin);
-	if (g->next != NULL)
-		g->next->prev = g->prev;
-	g->bin = HPM_GRAN_NO_BIN;
+	g->maxrun = 0;
+	relist(gc, g);
 }
 
-/* Put g in the bin its maxrun says (none when full), if it is not there. */
-static void
-relist(struct hpm_gran_class *gc, struct hpm_gran *g)
+/* The lowest page at or past ordinal from in level k, or NULL. */
+static struct hpm_gran *
+page_next(const struct hpm_gran_set *gs, const struct hpm_gran_class *gc, unsigned int k,
+	unsigned int from)
 {
-	unsigned int bin = bin_of(g->maxrun);
+	uint32_t segs = from >= HPM_ORD_MAX
+		? 0
+		: gc->segs_with[k] & (~UINT32_C(0) << (from / HPM_GRAN_BSEG));
 
-	if (bin == g->bin)
-		return;
-	if (g->bin != HPM_GRAN_NO_BIN)
-		bin_remove(gc, g);
-	if (bin == HPM_GRAN_NO_BIN)
-		return;
-	g->prev = NULL;
-	g->next = gc->bins[bin];
-	if (g->next != NULL)
-		g->next->prev = g;
-	gc->bins[bin] = g;
-	gc->binmask |= UINT32_C(1) << bin;
-	g->bin = bin;
+	for (; segs != 0; segs &= segs - 1) {
+		unsigned int s = rte_bsf32(segs), w = 0;
+		const struct hpm_gran_bseg *seg = gc->segs[s];
+		uint64_t sum;
+
+		if (s == from / HPM_GRAN_BSEG)
+			w = from % HPM_GRAN_BSEG / 64;
+		for (sum = seg->sums[k] & (~UINT64_C(0) << w); sum != 0; sum &= sum - 1) {
+			uint64_t word;
+
+			w = rte_bsf64(sum);
+			word = seg->words[k][w];
+			if (s * HPM_GRAN_BSEG + w * 64 == RTE_ALIGN_FLOOR(from, 64u))
+				word &= ~UINT64_C(0) << (from % 64);
+			if (word != 0)
+				return page_at(gs, s * HPM_GRAN_BSEG + w * 64 + rte_bsf64(word));
+		}
+	}
+	return NULL;
 }
 
 static struct hpm_gran *
 page_new(struct hpm_gran_set *gs, unsigned int cls)
 {
+	struct hpm_gran_class *gc = &gs->cls[cls];
 	struct hpm_unit *u = hpm_chunk_take(gs->cs, 1, 1, false);
 	struct hpm_gran *g;
 
 	if (u == NULL)
 		return NULL;
-	g = hpm_meta_alloc(gs->cs->meta, hpm_src, sizeof(*g));
+	if (gc->segs[u->ord / HPM_GRAN_BSEG] == NULL)
+		gc->segs[u->ord / HPM_GRAN_BSEG] =
+			hpm_meta_alloc(gs->cs->meta, hpm_src, sizeof(struct hpm_gran_bseg));
+	g = gc->segs[u->ord / HPM_GRAN_BSEG] != NULL
+		? hpm_meta_alloc(gs->cs->meta, hpm_src, sizeof(*g))
+		: NULL;
 	if (g == NULL) {
 		hpm_chunk_give(gs->cs, u, 1);
 		return NULL;
 	}
 	g->unit = u;
-	g->ngran = gran_classes[cls].ngran;
-	g->nfree = g->ngran;
-	g->shift = gran_classes[cls].shift;
-	g->maxrun = g->ngran;
+	hpm_gran_page_reset(g, gran_classes[cls].ngran, gran_classes[cls].shift);
 	g->cls = cls;
 	g->bin = HPM_GRAN_NO_BIN;
 	if (u->dirty)
@@ -99,9 +163,9 @@ page_new(struct hpm_gran_set *gs, unsigned int cls)
 	u->shift = (uint8_t)g->shift;
 	u->start_mask = (UINT32_C(1) << g->shift) - 1;
 	u->role = gran_classes[cls].role;
-	relist(&gs->cls[cls], g);
-	gs->cls[cls].npages++;
-	gs->cls[cls].nempty++;
+	relist(gc, g);
+	gc->npages++;
+	gc->nempty++;
 	return g;
 }
 
@@ -125,6 +189,33 @@ page_release(struct hpm_gran_set *gs, struct hpm_gran *g)
 	hpm_chunk_give(gs->cs, u, 1);
 }
 
+/* Granules [pos, pos + n) changed hands: their words' inner runs, and the longest run. */
+static void
+used_changed(struct hpm_gran *g, unsigned int pos, unsigned int n)
+{
+	unsigned int w;
+
+	for (w = pos / 64; w <= (pos + n - 1) / 64; w++) {
+		unsigned int bits = RTE_MIN(g->ngran - w * 64, 64u);
+
+		g->inner[w] = hpm_bitrun_longest_ones(~g->used[w] & hpm_bitrun_mask(0, bits));
+	}
+	g->maxrun = hpm_bitrun_longest_clear_from(g->used, g->ngran, g->inner);
+}
+
+void
+hpm_gran_page_reset(struct hpm_gran *g, unsigned int ngran, unsigned int shift)
+{
+	memset(g->used, 0, sizeof(g->used));
+	memset(g->start, 0, sizeof(g->start));
+	memset(g->state, 0, sizeof(g->state));
+	g->ngran = ngran;
+	g->nfree = ngran;
+	g->lowfree = 0;
+	g->shift = shift;
+	used_changed(g, 0, ngran);
+}
+
 static void
 update_lowfree(struct hpm_gran *g, unsigned int from)
 {
@@ -138,16 +229,12 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 {
 	int found =
 		n > g->maxrun ? -1 : hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
-	unsigned int pos, run, first, end;
+	unsigned int pos;
 
 	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
 	if (found < 0)
 		return -1;
 	pos = found;
-	/* the free run [first, end) the block is cut from: if it was a longest one, look again */
-	first = hpm_bitrun_prev_set(g->used, pos) + 1;
-	end = hpm_bitrun_next_set(g->used, pos + n, g->ngran);
-	run = end - first;
 	hpm_bitrun_set(g->used, pos, n);
 	hpm_bitrun_set(g->start, pos, 1);
 	g->state[pos] = HPM_BLK_USER;
@@ -156,44 +243,45 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 	g->nfree -= n;
 	if (pos == g->lowfree)
 		update_lowfree(g, pos + n);
-	/* the only free run (an empty page): what is left of it, no scan */
-	if (run == g->maxrun)
-		g->maxrun = run == g->nfree + n ? RTE_MAX(pos - first, end - pos - n)
-						: hpm_bitrun_longest_clear(g->used, g->ngran);
+	used_changed(g, pos, n);
 	return found;
 }
 
-/* Pages that may not fit (run too short, or misaligned) tried before a page that must. */
-#define UNSURE_PROBES 4
+/*
+ * Pages passed over before only those that must fit are looked at: too short
+ * a longest run, or one that fits only at the wrong alignment.
+ */
+#define SHORT_PROBES 16
+#define MISALIGNED_PROBES 4
 
 void *
 hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align,
 	struct hpm_blockinfo *bi)
 {
 	struct hpm_gran_class *gc = &gs->cls[cls];
-	/* bins below log2(n) hold no run long enough; from sure_bin up, any page fits */
-	uint32_t bins = gc->binmask & ~((UINT32_C(1) << (rte_fls_u32(n) - 1)) - 1);
-	unsigned int sure_bin = rte_fls_u32(n + align - 2), budget = UNSURE_PROBES;
-	struct hpm_gran *g = NULL;
+	/* pages of n's level may have room; from sure_level up, every page has */
+	unsigned int level = bin_of(n);
+	unsigned int sure_level = n + align - 2 == 0 ? 0 : bin_of(n + align - 2) + 1;
+	unsigned int shorts = SHORT_PROBES, misaligned = MISALIGNED_PROBES;
+	struct hpm_gran *g = page_next(gs, gc, level, 0);
 	bool was_empty = false;
 	int pos = -1;
 
-	while (bins != 0 && pos < 0) {
-		unsigned int bin = rte_bsf32(bins);
-
-		bins &= bins - 1;
-		for (g = gc->bins[bin]; g != NULL; g = g->next) {
-			if (bin < sure_bin && budget-- == 0) {
-				bins &= ~((UINT32_C(1) << sure_bin) - 1);
-				break;
-			}
-			if (g->maxrun < n)
-				continue;
+	/* the lowest page with room: the others empty out and go back */
+	while (g != NULL) {
+		if (g->maxrun >= n) {
 			was_empty = g->nfree == g->ngran;
 			pos = hpm_gran_page_take(g, n, align, &bi->dirty);
 			if (pos >= 0)
 				break;
+			if (--misaligned == 0)
+				level = sure_level;
+		} else if (--shorts == 0) {
+			level = bin_of(n - 1) + 1; /* maxrun >= n for sure */
 		}
+		if (level >= HPM_GRAN_NBIN)
+			break;
+		g = page_next(gs, gc, level, g->unit->ord + 1);
 	}
 	if (pos < 0) {
 		g = page_new(gs, cls);
@@ -217,11 +305,13 @@ hpm_gran_release_spares(struct hpm_gran_set *gs)
 	unsigned int cls;
 
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
+		struct hpm_gran_class *gc = &gs->cls[cls];
 		/* empty pages are in the top bin, with nothing else */
-		struct hpm_gran *g = gs->cls[cls].bins[bin_of(gran_classes[cls].ngran)], *next;
+		unsigned int top = bin_of(gran_classes[cls].ngran);
+		struct hpm_gran *g = page_next(gs, gc, top, 0), *next;
 
-		for (; g != NULL && gs->cls[cls].nempty > 0; g = next) {
-			next = g->next;
+		for (; g != NULL && gc->nempty > 0; g = next) {
+			next = page_next(gs, gc, top, g->unit->ord + 1);
 			if (g->nfree == g->ngran)
 				page_release(gs, g);
 		}
@@ -239,20 +329,19 @@ singles_page(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore)
 	struct hpm_gran_class *gc = &gs->cls[cls];
 	unsigned int probes = 0;
 	struct hpm_gran *g;
-	uint32_t mask;
 
 	HPM_ASSERT(lcore < HPM_GRAN_OWNERS); /* only caches take singles */
 	g = gc->own[lcore];
 	if (g != NULL && g->nfree > 0)
 		return g;
-	/* fuller pages first; a bounded look past pages other lcores own */
-	for (mask = gc->binmask; mask != 0 && probes < 16; mask &= mask - 1)
-		for (g = gc->bins[rte_bsf32(mask)]; g != NULL && probes < 16; g = g->next, probes++)
-			if (g->owner == 0)
-				goto claim;
+	/* the lowest page with a free granule; a bounded look past pages other lcores own */
+	for (g = page_next(gs, gc, 0, 0); g != NULL && probes < 16;
+		g = page_next(gs, gc, 0, g->unit->ord + 1), probes++)
+		if (g->owner == 0)
+			goto claim;
 	g = page_new(gs, cls);
-	if (g == NULL && gc->binmask != 0)
-		g = gc->bins[rte_bsf32(gc->binmask)];
+	if (g == NULL)
+		g = page_next(gs, gc, 0, 0);
 	if (g == NULL)
 		return NULL;
 claim:
@@ -306,7 +395,7 @@ hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lc
 			g->nfree -= __builtin_popcountll(grab);
 		}
 		update_lowfree(g, g->lowfree);
-		g->maxrun = hpm_bitrun_longest_clear(g->used, g->ngran);
+		used_changed(g, 0, g->ngran);
 		relist(gc, g);
 	}
 	return taken;
@@ -359,16 +448,6 @@ run_length(const struct hpm_gran *g, unsigned int pos)
 		pos;
 }
 
-/* Granules [pos, pos + n) were freed: the free run they joined may be the longest. */
-static void
-gained(struct hpm_gran *g, unsigned int pos, unsigned int n)
-{
-	unsigned int run = hpm_bitrun_next_set(g->used, pos + n, g->ngran) -
-		(unsigned int)(hpm_bitrun_prev_set(g->used, pos) + 1);
-
-	g->maxrun = RTE_MAX(g->maxrun, run);
-}
-
 unsigned int
 hpm_gran_page_give(struct hpm_gran *g, unsigned int pos)
 {
@@ -380,7 +459,7 @@ hpm_gran_page_give(struct hpm_gran *g, unsigned int pos)
 	g->nfree += n;
 	if (pos < g->lowfree)
 		g->lowfree = pos;
-	gained(g, pos, n);
+	used_changed(g, pos, n);
 	return n;
 }
 
@@ -422,7 +501,7 @@ hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, unsi
 {
 	struct hpm_gran *g = u->gran;
 	int pos = run_start(u, p, HELD_BY_USER);
-	unsigned int old, end, run;
+	unsigned int old, end;
 
 	/* a page of single granules holds no longer runs */
 	if (pos < 0 || (g->cls >= HPM_GRAN_4K1 && n != 1))
@@ -437,22 +516,19 @@ hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, unsi
 			g->nfree += old - n;
 			if (pos + n < g->lowfree)
 				g->lowfree = pos + n;
-			gained(g, pos + n, old - n);
+			used_changed(g, pos + n, old - n);
 			page_gained(gs, g);
 		}
 		return 0;
 	}
 	if (pos + n > g->ngran || hpm_bitrun_next_set(g->used, end, pos + n) != pos + n)
 		return -1;
-	/* the free run after the block shrinks: if it was a longest one, look again */
-	run = hpm_bitrun_next_set(g->used, end, g->ngran) - end;
 	hpm_bitrun_set(g->used, end, n - old);
 	hpm_bitrun_set(g->dirty, end, n - old);
 	g->nfree -= n - old;
 	if (g->lowfree == end)
 		update_lowfree(g, pos + n);
-	if (run == g->maxrun)
-		g->maxrun = hpm_bitrun_longest_clear(g->used, g->ngran);
+	used_changed(g, end, n - old);
 	relist(&gs->cls[g->cls], g);
 	bi->bytes = (size_t)n << g->shift;
 	return 0;
@@ -487,8 +563,9 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 	const struct hpm_gran *g = u->gran;
 	unsigned int bad = 0, i, nfree = 0;
 	int first_free = hpm_bitrun_next_clear(g->used, g->ngran, 0);
-	unsigned int longest = hpm_bitrun_longest_clear(g->used, g->ngran);
-	const struct hpm_gran *l;
+	unsigned int longest = hpm_bitrun_longest_clear(g->used, g->ngran), bin;
+	const struct hpm_gran_class *gc = &gs->cls[g->cls];
+	const struct hpm_gran_bseg *seg;
 	bool listed = false;
 
 	for (i = 0; i < g->ngran; i++) {
@@ -521,15 +598,30 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 			g->nfree, nfree, g->lowfree, first_free);
 		bad++;
 	}
+	for (i = 0; i < HPM_GRAN_WORDS && i * 64 < g->ngran; i++)
+		if (g->inner[i] !=
+			hpm_bitrun_longest_ones(~g->used[i] &
+				hpm_bitrun_mask(0, RTE_MIN(g->ngran - i * 64, 64u)))) {
+			HPM_LOG(ERR, "check: granule page %p: word %u's inner run %u is wrong",
+				u->va, i, g->inner[i]);
+			bad++;
+		}
 	if (g->maxrun != longest) {
 		HPM_LOG(ERR, "check: granule page %p: maxrun %u, longest free run %u", u->va,
 			g->maxrun, longest);
 		bad++;
 	}
-	if (g->bin != HPM_GRAN_NO_BIN)
-		for (l = gs->cls[g->cls].bins[g->bin]; l != NULL; l = l->next)
-			if (l == g)
-				listed = true;
+	seg = gc->segs[u->ord / HPM_GRAN_BSEG];
+	for (bin = 0; seg != NULL && bin < HPM_GRAN_NBIN; bin++) {
+		bool in = (seg->words[bin][u->ord % HPM_GRAN_BSEG / 64] >> (u->ord % 64)) & 1;
+
+		if (in != (g->bin != HPM_GRAN_NO_BIN && bin <= g->bin)) {
+			HPM_LOG(ERR, "check: granule page %p: in level %u: %d, bin %u", u->va, bin,
+				in, g->bin);
+			bad++;
+		}
+		listed |= in;
+	}
 	if (g->owner != 0 &&
 		(g->owner > HPM_GRAN_OWNERS || gs->cls[g->cls].own[g->owner - 1] != g)) {
 		HPM_LOG(ERR, "check: granule page %p: owner %u does not list it", u->va, g->owner);
@@ -543,11 +635,59 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 	return bad;
 }
 
+/*
+ * A class's levels: a summary bit for each word and segment with a page, a
+ * mask bit for each level with one, and listed bits in all (each page's
+ * levels; check_page() found each page in its own).
+ */
+static unsigned int
+check_bins(const struct hpm_gran_class *gc, unsigned int cls, unsigned int listed)
+{
+	unsigned int bad = 0, bin, s, w, bits = 0;
+
+	for (bin = 0; bin < HPM_GRAN_NBIN; bin++) {
+		for (s = 0; s < HPM_GRAN_NBSEG; s++) {
+			const struct hpm_gran_bseg *seg = gc->segs[s];
+			bool any = false;
+
+			for (w = 0; seg != NULL && w < HPM_GRAN_BSEG / 64; w++) {
+				bool sum = (seg->sums[bin] >> w) & 1;
+
+				if (sum != (seg->words[bin][w] != 0)) {
+					HPM_LOG(ERR,
+						"check: granule class %u: bin %u, word %u of segment %u and its summary bit disagree",
+						cls, bin, w, s);
+					bad++;
+				}
+				bits += __builtin_popcountll(seg->words[bin][w]);
+				any |= sum;
+			}
+			if (any != ((gc->segs_with[bin] >> s) & 1)) {
+				HPM_LOG(ERR,
+					"check: granule class %u: bin %u, segment %u and its bit disagree",
+					cls, bin, s);
+				bad++;
+			}
+		}
+		if ((gc->segs_with[bin] != 0) != !!(gc->binmask & (UINT32_C(1) << bin))) {
+			HPM_LOG(ERR, "check: granule class %u: bin %u and its mask bit disagree",
+				cls, bin);
+			bad++;
+		}
+	}
+	if (bits != listed) {
+		HPM_LOG(ERR, "check: granule class %u: %u bits in levels for %u", cls, bits,
+			listed);
+		bad++;
+	}
+	return bad;
+}
+
 unsigned int
 hpm_gran_verify(const struct hpm_gran_set *gs, size_t *live_bytes, uint64_t *live_count)
 {
 	unsigned int bad = 0, i, cls, pages[HPM_GRAN_NCLASS] = {0}, empty[HPM_GRAN_NCLASS] = {0},
-		     owned[HPM_GRAN_NCLASS] = {0};
+		     owned[HPM_GRAN_NCLASS] = {0}, listed[HPM_GRAN_NCLASS] = {0};
 	const struct hpm_chunk *c;
 
 	for (c = gs->cs->chunks; c != NULL; c = c->next)
@@ -559,25 +699,18 @@ hpm_gran_verify(const struct hpm_gran_set *gs, size_t *live_bytes, uint64_t *liv
 			pages[u->gran->cls]++;
 			empty[u->gran->cls] += u->gran->nfree == u->gran->ngran;
 			owned[u->gran->cls] += u->gran->owner != 0;
+			if (u->gran->bin != HPM_GRAN_NO_BIN)
+				listed[u->gran->cls] += u->gran->bin + 1u;
 			bad += check_page(gs, u, live_bytes, live_count);
 		}
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
-		unsigned int bin;
-
 		/* each owned page is its slot's (check_page()): no slot may point elsewhere */
 		if (owned[cls] != gs->cls[cls].nowned) {
 			HPM_LOG(ERR, "check: granule class %u: %u slots in use, %u pages owned",
 				cls, gs->cls[cls].nowned, owned[cls]);
 			bad++;
 		}
-		for (bin = 0; bin < HPM_GRAN_NBIN; bin++)
-			if ((gs->cls[cls].bins[bin] != NULL) !=
-				!!(gs->cls[cls].binmask & (UINT32_C(1) << bin))) {
-				HPM_LOG(ERR,
-					"check: granule class %u: bin %u and its mask bit disagree",
-					cls, bin);
-				bad++;
-			}
+		bad += check_bins(&gs->cls[cls], cls, listed[cls]);
 		if (pages[cls] != gs->cls[cls].npages || empty[cls] != gs->cls[cls].nempty ||
 			empty[cls] > 1) {
 			HPM_LOG(ERR, "check: granule class %u: %u/%u pages, %u/%u empty", cls,

@@ -95,6 +95,11 @@ struct hpm_unit {
 	/* the second line: what the locked path reads */
 	/** Index of the unit in its chunk. */
 	uint32_t index;
+	/**
+	 * Place in the socket's order of units (chunk.h): the allocators below
+	 * the caches take the lowest units with room first.
+	 */
+	uint32_t ord;
 	struct hpm_chunk *chunk;
 	/** IOVA of the unit's first byte, RTE_BAD_IOVA when unknown. */
 	rte_iova_t iova;
