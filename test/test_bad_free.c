@@ -129,6 +129,36 @@ live_remove(const void *p)
 		}
 }
 
+/*
+ * EAL's memzone header sits in the first 4 KiB granule of a chunk's first
+ * unit (hpm_region::headed): the first run of a fresh heap starts past it,
+ * and a free of the unit's start is a bad free that leaves EAL's header and
+ * the heap as they were.
+ */
+static void
+check_headed(void)
+{
+	uint8_t *p = hpm_malloc("bad_free", 8192, 4096);
+	uint8_t *base = RTE_PTR_ALIGN_FLOOR(p, 2u << 20);
+	uint64_t count = hpm_bad_free_count();
+	uint8_t head[128];
+
+	CHECK(p != NULL && p == base + 4096, "first run at %p, unit at %p: not past a header",
+		(void *)p, (void *)base);
+	if (p == NULL || p != base + 4096) {
+		hpm_free(p);
+		return;
+	}
+	memcpy(head, base, sizeof(head));
+	hpm_free(launder(base));
+	CHECK(hpm_bad_free_count() == count + 1, "free of a headed unit's start not caught");
+	CHECK(hpm_malloc_validate(base, NULL) < 0, "a headed unit's start validates");
+	CHECK(memcmp(head, base, sizeof(head)) == 0, "EAL's header changed");
+	CHECK(hpm_heap_check() == 0, "heap check after the free of a headed unit's start");
+	hpm_free(p);
+	CHECK(hpm_bad_free_count() == count + 1, "the run's free counted as bad");
+}
+
 static void
 verify_live(const char *when)
 {
@@ -459,6 +489,8 @@ main(int argc, char **argv)
 		rte = rte_malloc("bad_free", 100, 0);
 		CHECK(rte != NULL, "rte_malloc");
 	}
+	if (eal_mode)
+		check_headed();
 	/* bystanders: one block of every kind, live all along */
 	for (i = 0; i < RTE_DIM(kinds); i++)
 		alloc_live(&kinds[i]);

@@ -108,9 +108,9 @@ log_resv(bool meta, size_t len)
 }
 
 static int
-wrap_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool contig)
+wrap_reserve(struct hpm_region *r, size_t len, size_t align, int socket, unsigned int flags)
 {
-	int rc = real_src->reserve(r, len, align, socket, contig);
+	int rc = real_src->reserve(r, len, align, socket, flags);
 
 	if (rc == 0) {
 		log_resv(false, r->len);

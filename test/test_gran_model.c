@@ -103,7 +103,7 @@ run_page(unsigned int ngran, unsigned int max_run, unsigned long ops, uint64_t *
 
 	memset(&g, 0, sizeof(g));
 	memset(&m, 0, sizeof(m));
-	hpm_gran_page_reset(&g, ngran, shift);
+	hpm_gran_page_reset(&g, ngran, shift, 0);
 	m.ngran = ngran;
 	for (op = 0; op < ops; op++) {
 		/* phases that fill, drain and churn the page */

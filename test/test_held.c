@@ -18,6 +18,12 @@
  * here) more, never less; this test makes no other EAL allocation. Exact
  * otherwise.
  *
+ * And no hugepage holds an EAL header alone: a chunk's first unit holds its
+ * memzone's header (hpm_region::headed), a metadata region fills its pages,
+ * so what is held beyond chunks and metadata is at most a 4 KiB granule per
+ * chunk and a page's rest per metadata region (a 2 MiB-aligned memzone took
+ * a hugepage more for its header: 2 MiB per chunk).
+ *
  * usage: test_held   (EAL with two lcores: -l 0-1)
  */
 
@@ -86,6 +92,19 @@ sum_stats(struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs)
 		any = true;
 	}
 	return any;
+}
+
+/* Held beyond chunks and metadata: a headed unit's granule per chunk, a page's rest per region. */
+static void
+no_header_pages(const char *when)
+{
+	struct hpm_heap_stats h;
+
+	CHECK(hpm_heap_get_stats(0, &h) == 0, "heap stats");
+	CHECK(h.overhead_bytes <= h.chunks * (size_t)4096 + h.meta_regions * (size_t)4096,
+		"%s: %zu bytes held in neither chunks (%u) nor metadata (%u regions): EAL "
+		"headers on pages of their own",
+		when, h.overhead_bytes, h.chunks, h.meta_regions);
 }
 
 /* hpmalloc's memzones, by EAL's records: the pages they (and EAL's header below each) touch. */
@@ -284,6 +303,7 @@ main(void)
 
 	n = grow(NBLK);
 	compare("after growth");
+	no_header_pages("after growth");
 	/* holes everywhere: every other block */
 	for (i = 0; i < n; i += 2)
 		hpm_free(blk[i]);

@@ -128,6 +128,8 @@ ords_take(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 		o->unit[(ord + i) / HPM_ORD_SEG][(ord + i) % HPM_ORD_SEG] = &c->units[i];
 	}
 	ords_mark_free(cs, ord, c->nunits, true);
+	if (c->headed)
+		ords_mark_free(cs, ord, 1, false);
 	return 0;
 }
 
@@ -166,21 +168,28 @@ chunk_unlink(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 		cs->hint = cs->chunks;
 }
 
+/*
+ * A chunk of len bytes aligned to align; with headed, one whose first unit
+ * may hold the source's header (hpm_region::headed: a hugepage less).
+ */
 static struct hpm_chunk *
-chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig)
+chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool headed)
 {
 	struct hpm_region r;
 	struct hpm_chunk *c;
 	size_t meta_size;
 	unsigned int i, n;
+	uint8_t *base;
 	int rc;
 
-	rc = hpm_source_reserve(hpm_src, &r, len, align, cs->node, contig);
+	rc = hpm_source_reserve(hpm_src, &r, len, align, cs->node,
+		(contig ? HPM_RESERVE_CONTIG : 0) | (headed ? HPM_RESERVE_HEADED : 0));
 	if (rc != 0) {
 		rte_errno = rc == -ENOTSUP ? ENOTSUP : ENOMEM;
 		return NULL;
 	}
-	n = r.len >> HPM_UNIT_SHIFT;
+	base = r.headed ? RTE_PTR_ALIGN_FLOOR((uint8_t *)r.va, HPM_UNIT_SIZE) : (uint8_t *)r.va;
+	n = ((uint8_t *)r.va + r.len - base) >> HPM_UNIT_SHIFT;
 	meta_size = sizeof(*c) + n * sizeof(struct hpm_unit) + RTE_ALIGN_CEIL(n, 64) / 8;
 	c = hpm_meta_alloc(cs->meta, hpm_src, meta_size);
 	if (c == NULL)
@@ -192,6 +201,8 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig)
 	c->nfree = n;
 	c->meta_size = meta_size;
 	c->used = (uint64_t *)&c->units[n];
+	c->headed = r.headed;
+	c->bytes = ((size_t)n << HPM_UNIT_SHIFT) - (r.headed ? HPM_UNIT_HEAD_MAX : 0);
 	for (i = 0; i < n; i++) {
 		struct hpm_unit *u = &c->units[i];
 
@@ -201,20 +212,21 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig)
 		u->socket = cs->socket;
 		u->index = i;
 		u->chunk = c;
-		u->va = (uint8_t *)r.va + ((size_t)i << HPM_UNIT_SHIFT);
+		u->va = base + ((size_t)i << HPM_UNIT_SHIFT);
+		u->headed = i == 0 && r.headed;
 		u->iova = hpm_src->has_iova && r.unit_iova_contig ? hpm_src->iova(&r, u->va)
 								  : RTE_BAD_IOVA;
 	}
 	if (ords_take(cs, c) != 0)
 		goto fail_meta;
-	if (hpm_pagemap_map(cs->pagemap, cs->meta, hpm_src, r.va, n, c->units)) {
+	if (hpm_pagemap_map(cs->pagemap, cs->meta, hpm_src, base, n, c->units)) {
 		ords_give(cs, c);
 		goto fail_meta;
 	}
-	hpm_owner_set(r.va, n, c->units);
+	hpm_owner_set(base, n, c->units);
 	chunk_link(cs, c);
-	cs->total_bytes += r.len;
-	cs->empty_bytes += r.len;
+	cs->total_bytes += c->bytes;
+	cs->empty_bytes += c->bytes;
 	cs->chunks_reserved++;
 	return c;
 
@@ -233,11 +245,11 @@ chunk_release(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 
 	chunk_unlink(cs, c);
 	ords_give(cs, c);
-	hpm_pagemap_unmap(cs->pagemap, r.va, c->nunits);
-	hpm_owner_set(r.va, c->nunits, NULL);
-	cs->total_bytes -= r.len;
+	hpm_pagemap_unmap(cs->pagemap, c->units[0].va, c->nunits);
+	hpm_owner_set(c->units[0].va, c->nunits, NULL);
+	cs->total_bytes -= c->bytes;
 	if (c->nfree == c->nunits)
-		cs->empty_bytes -= r.len;
+		cs->empty_bytes -= c->bytes;
 	cs->chunks_released++;
 	hpm_meta_free(cs->meta, hpm_src, c, c->meta_size);
 	HPM_UNPOISON(r.va, r.len);
@@ -261,8 +273,9 @@ hpm_chunk_run_iova_contig(const struct hpm_chunk *c, unsigned int pos, unsigned 
 static int
 find_in_chunk(const struct hpm_chunk *c, unsigned int n, unsigned int align, bool contig)
 {
-	unsigned int phase = ((uintptr_t)c->region.va >> HPM_UNIT_SHIFT) & (align - 1);
-	unsigned int from = c->lowfree;
+	unsigned int phase = ((uintptr_t)c->units[0].va >> HPM_UNIT_SHIFT) & (align - 1);
+	/* a headed unit is for hpm_chunk_take_headed() alone */
+	unsigned int from = RTE_MAX(c->lowfree, c->headed);
 	int pos;
 
 	for (;;) {
@@ -277,7 +290,7 @@ static struct hpm_unit *
 take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigned int n)
 {
 	if (c->nfree == c->nunits) {
-		cs->empty_bytes -= c->region.len;
+		cs->empty_bytes -= c->bytes;
 		c->empty_since_ms = 0;
 	}
 	hpm_bitrun_set(c->used, pos, n);
@@ -329,8 +342,10 @@ search:
 	}
 	len = RTE_MAX(grow_step(cs), (size_t)n << HPM_UNIT_SHIFT);
 	/* a single unit is contiguous when the source's units are: no special memory */
-	c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT,
-		contig && (n > 1 || !cs->unit_iova_contig));
+	contig = contig && (n > 1 || !cs->unit_iova_contig);
+	/* a headed chunk has a unit less for runs: growth, not a chunk of exactly n */
+	c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig,
+		align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
 	if (c == NULL)
 		return NULL;
 	pos = find_in_chunk(c, n, align_units, contig);
@@ -339,6 +354,18 @@ search:
 		return NULL;
 	}
 	return take_at(cs, c, pos, n);
+}
+
+struct hpm_unit *
+hpm_chunk_take_headed(struct hpm_chunk_set *cs)
+{
+	struct hpm_chunk *c, *best = NULL;
+
+	for (c = cs->chunks; c != NULL; c = c->next)
+		if (c->headed && !hpm_bitrun_test(c->used, 0) &&
+			(best == NULL || c->ord < best->ord))
+			best = c;
+	return best != NULL ? take_at(cs, best, 0, 1) : NULL;
 }
 
 bool
@@ -372,12 +399,14 @@ hpm_chunk_give(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n)
 		u[i].role = HPM_UNIT_FREE;
 	hpm_bitrun_clear(c->used, u->index, n);
 	ords_mark_free(cs, u->ord, n, true);
+	if (u->headed)
+		ords_mark_free(cs, u->ord, 1, false);
 	c->nfree += n;
 	c->lowfree = RTE_MIN(c->lowfree, u->index);
 	cs->hint = c;
 	if (c->nfree < c->nunits)
 		return;
-	cs->empty_bytes += c->region.len;
+	cs->empty_bytes += c->bytes;
 	if (cs->empty_bytes <= cs->retain_size)
 		return;
 	if (cs->release_delay_ms == 0) {
@@ -424,7 +453,7 @@ hpm_chunk_release_idle(struct hpm_chunk_set *cs, uint64_t now_ms)
 				cs->release_due_ms = c->empty_since_ms + delay;
 			continue;
 		}
-		released += c->region.len;
+		released += c->bytes;
 		chunk_release(cs, c);
 	}
 	return released;
@@ -434,7 +463,7 @@ int
 hpm_chunk_reserve(struct hpm_chunk_set *cs, size_t len)
 {
 	len = RTE_ALIGN_CEIL(len, HPM_UNIT_SIZE);
-	return chunk_new(cs, len, HPM_UNIT_SIZE, false) != NULL ? 0 : -ENOMEM;
+	return chunk_new(cs, len, HPM_UNIT_SIZE, false, true) != NULL ? 0 : -ENOMEM;
 }
 
 void
@@ -444,6 +473,21 @@ hpm_chunk_release_all(struct hpm_chunk_set *cs)
 		chunk_release(cs, cs->chunks);
 }
 
+/* The longest run of free units of a headed chunk, its first unit left out. */
+static unsigned int
+longest_past_head(const struct hpm_chunk *c)
+{
+	unsigned int best = 0, end;
+	int pos = hpm_bitrun_next_clear(c->used, c->nunits, 1);
+
+	while (pos >= 0) {
+		end = hpm_bitrun_next_set(c->used, pos, c->nunits);
+		best = RTE_MAX(best, end - (unsigned int)pos);
+		pos = hpm_bitrun_next_clear(c->used, c->nunits, end);
+	}
+	return best;
+}
+
 void
 hpm_chunk_free_ranges(const struct hpm_chunk_set *cs, unsigned int *count, size_t *longest,
 	size_t *bytes)
@@ -451,10 +495,16 @@ hpm_chunk_free_ranges(const struct hpm_chunk_set *cs, unsigned int *count, size_
 	const struct hpm_chunk *c;
 
 	for (c = cs->chunks; c != NULL; c = c->next) {
+		bool head_free = c->headed && !hpm_bitrun_test(c->used, 0);
+		unsigned int run = hpm_bitrun_longest_clear(c->used, c->nunits);
+
+		/* a free headed unit is short of its head: no part of a longest run of units */
+		if (head_free && run == hpm_bitrun_next_set(c->used, 0, c->nunits))
+			run = longest_past_head(c);
 		*count += hpm_bitrun_count_clear_runs(c->used, c->nunits);
-		*longest = RTE_MAX(*longest,
-			(size_t)hpm_bitrun_longest_clear(c->used, c->nunits) << HPM_UNIT_SHIFT);
-		*bytes += (size_t)c->nfree << HPM_UNIT_SHIFT;
+		*longest = RTE_MAX(*longest, (size_t)run << HPM_UNIT_SHIFT);
+		*bytes +=
+			((size_t)c->nfree << HPM_UNIT_SHIFT) - (head_free ? HPM_UNIT_HEAD_MAX : 0);
 	}
 }
 
@@ -469,7 +519,7 @@ hpm_chunk_extents(const struct hpm_chunk_set *cs, const struct hpm_source_ops *s
 	for (c = cs->chunks; c != NULL; c = c->next, n++) {
 		if (n < max)
 			e[n] = hpm_source_extent(src, &c->region);
-		*bytes += c->region.len;
+		*bytes += c->bytes;
 	}
 	return n;
 }
@@ -485,11 +535,12 @@ hpm_chunk_verify(const struct hpm_chunk_set *cs)
 		unsigned int nfree = 0;
 
 		units += c->nunits;
-		free_units += c->nfree;
+		/* a free headed unit is not in the free map */
+		free_units += c->nfree - (c->headed && !hpm_bitrun_test(c->used, 0));
 
-		total += c->region.len;
+		total += c->bytes;
 		if (c->nfree == c->nunits)
-			empty += c->region.len;
+			empty += c->bytes;
 		for (i = 0; i < c->nunits; i++) {
 			const struct hpm_unit *u = &c->units[i];
 			bool used = hpm_bitrun_test(c->used, i);
@@ -507,7 +558,8 @@ hpm_chunk_verify(const struct hpm_chunk_set *cs)
 				}
 			}
 			if (u->ord != c->ord + i || hpm_chunk_unit_at(cs, u->ord) != u ||
-				hpm_bitrun_test(cs->ords->free, u->ord) == used) {
+				hpm_bitrun_test(cs->ords->free, u->ord) != (!used && !u->headed) ||
+				u->headed != (i == 0 && c->headed)) {
 				HPM_LOG(ERR, "check: unit %p: ordinal %u (chunk's %u), free bit %d",
 					u->va, u->ord, c->ord, !used);
 				bad++;

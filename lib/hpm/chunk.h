@@ -63,6 +63,10 @@ struct hpm_chunk {
 	uint64_t empty_since_ms;
 	/** Ordinal of the first unit. */
 	uint32_t ord;
+	/** The first unit is headed (hpm_unit::headed): no other take gets it. */
+	uint32_t headed;
+	/** Bytes of the units the heap can use: all, less a headed unit's head. */
+	size_t bytes;
 	/** Bit per unit, set when the unit is in use. */
 	uint64_t *used;
 	struct hpm_unit units[];
@@ -130,6 +134,12 @@ hpm_chunk_unit_at(const struct hpm_chunk_set *cs, unsigned int ord)
  */
 struct hpm_unit *hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units,
 	bool contig);
+
+/**
+ * Take a free headed unit (hpm_unit::headed), the lowest; NULL if none. For
+ * pages of 4 KiB granules, which leave its first granule. Arena lock held.
+ */
+struct hpm_unit *hpm_chunk_take_headed(struct hpm_chunk_set *cs);
 
 /** Try to extend the run of n units at u by more units in place. Arena lock held. */
 bool hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n,

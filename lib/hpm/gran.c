@@ -133,13 +133,30 @@ page_next(const struct hpm_gran_set *gs, const struct hpm_gran_class *gc, unsign
 	return NULL;
 }
 
+/*
+ * A new page of class cls, for a run of n granules aligned to align: a
+ * headed unit (its first 4 KiB the source's) first, for 4 KiB granules and a
+ * run that fits past the first granule.
+ */
 static struct hpm_gran *
-page_new(struct hpm_gran_set *gs, unsigned int cls)
+page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align)
 {
 	struct hpm_gran_class *gc = &gs->cls[cls];
-	struct hpm_unit *u = hpm_chunk_take(gs->cs, 1, 1, false);
+	bool headed_ok = gran_classes[cls].shift == 12 &&
+		RTE_ALIGN_CEIL(HPM_UNIT_HEAD_MAX >> 12, align) + n <= gran_classes[cls].ngran;
+	struct hpm_unit *u = headed_ok ? hpm_chunk_take_headed(gs->cs) : NULL;
 	struct hpm_gran *g;
 
+	if (u == NULL) {
+		struct hpm_unit *head;
+
+		u = hpm_chunk_take(gs->cs, 1, 1, false);
+		/* the set grew: its new chunk's headed unit, not one of the others */
+		if (u != NULL && headed_ok && (head = hpm_chunk_take_headed(gs->cs)) != NULL) {
+			hpm_chunk_give(gs->cs, u, 1);
+			u = head;
+		}
+	}
 	if (u == NULL)
 		return NULL;
 	if (gc->segs[u->ord / HPM_GRAN_BSEG] == NULL)
@@ -153,7 +170,8 @@ page_new(struct hpm_gran_set *gs, unsigned int cls)
 		return NULL;
 	}
 	g->unit = u;
-	hpm_gran_page_reset(g, gran_classes[cls].ngran, gran_classes[cls].shift);
+	hpm_gran_page_reset(g, gran_classes[cls].ngran, gran_classes[cls].shift,
+		u->headed ? HPM_UNIT_HEAD_MAX >> gran_classes[cls].shift : 0);
 	g->cls = cls;
 	g->bin = HPM_GRAN_NO_BIN;
 	if (u->dirty)
@@ -204,14 +222,17 @@ used_changed(struct hpm_gran *g, unsigned int pos, unsigned int n)
 }
 
 void
-hpm_gran_page_reset(struct hpm_gran *g, unsigned int ngran, unsigned int shift)
+hpm_gran_page_reset(struct hpm_gran *g, unsigned int ngran, unsigned int shift,
+	unsigned int reserved)
 {
 	memset(g->used, 0, sizeof(g->used));
 	memset(g->start, 0, sizeof(g->start));
 	memset(g->state, 0, sizeof(g->state));
+	hpm_bitrun_set(g->used, 0, reserved);
 	g->ngran = ngran;
-	g->nfree = ngran;
-	g->lowfree = 0;
+	g->reserved = reserved;
+	g->nfree = ngran - reserved;
+	g->lowfree = reserved;
 	g->shift = shift;
 	used_changed(g, 0, ngran);
 }
@@ -270,7 +291,7 @@ hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsign
 	/* the lowest page with room: the others empty out and go back */
 	while (g != NULL) {
 		if (g->maxrun >= n) {
-			was_empty = g->nfree == g->ngran;
+			was_empty = hpm_gran_page_empty(g);
 			pos = hpm_gran_page_take(g, n, align, &bi->dirty);
 			if (pos >= 0)
 				break;
@@ -284,7 +305,7 @@ hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsign
 		g = page_next(gs, gc, level, g->unit->ord + 1);
 	}
 	if (pos < 0) {
-		g = page_new(gs, cls);
+		g = page_new(gs, cls, n, align);
 		if (g == NULL)
 			return NULL;
 		was_empty = true;
@@ -306,13 +327,14 @@ hpm_gran_release_spares(struct hpm_gran_set *gs)
 
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		struct hpm_gran_class *gc = &gs->cls[cls];
-		/* empty pages are in the top bin, with nothing else */
-		unsigned int top = bin_of(gran_classes[cls].ngran);
+		/* empty pages are in the top level, headed ones (a granule short) included */
+		unsigned int top = bin_of(gran_classes[cls].ngran -
+			(HPM_UNIT_HEAD_MAX >> gran_classes[cls].shift));
 		struct hpm_gran *g = page_next(gs, gc, top, 0), *next;
 
 		for (; g != NULL && gc->nempty > 0; g = next) {
 			next = page_next(gs, gc, top, g->unit->ord + 1);
-			if (g->nfree == g->ngran)
+			if (hpm_gran_page_empty(g))
 				page_release(gs, g);
 		}
 	}
@@ -339,7 +361,7 @@ singles_page(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore)
 		g = page_next(gs, gc, 0, g->unit->ord + 1), probes++)
 		if (g->owner == 0)
 			goto claim;
-	g = page_new(gs, cls);
+	g = page_new(gs, cls, 1, 1);
 	if (g == NULL)
 		g = page_next(gs, gc, 0, 0);
 	if (g == NULL)
@@ -371,7 +393,7 @@ hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lc
 
 		if (g == NULL)
 			break;
-		if (g->nfree == g->ngran)
+		if (hpm_gran_page_empty(g))
 			gc->nempty--;
 		/* a word of free granules at a time: no search per granule */
 		for (w = g->lowfree / 64; w < HPM_GRAN_WORDS && taken < n && g->nfree > 0; w++) {
@@ -470,7 +492,7 @@ page_gained(struct hpm_gran_set *gs, struct hpm_gran *g)
 	struct hpm_gran_class *gc = &gs->cls[g->cls];
 
 	relist(gc, g);
-	if (g->nfree == g->ngran && ++gc->nempty > 1)
+	if (hpm_gran_page_empty(g) && ++gc->nempty > 1)
 		page_release(gs, g);
 }
 
@@ -568,11 +590,25 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 	const struct hpm_gran_bseg *seg;
 	bool listed = false;
 
+	if (g->reserved != (u->headed ? HPM_UNIT_HEAD_MAX >> g->shift : 0)) {
+		HPM_LOG(ERR, "check: granule page %p: %u granules reserved, headed %u", u->va,
+			g->reserved, u->headed);
+		bad++;
+	}
 	for (i = 0; i < g->ngran; i++) {
 		bool used = hpm_bitrun_test(g->used, i);
 
 		if (!used)
 			nfree++;
+		/* the source's: used, never a block */
+		if (i < g->reserved) {
+			if (!used || hpm_bitrun_test(g->start, i) || g->state[i] != HPM_BLK_NONE) {
+				HPM_LOG(ERR, "check: granule page %p: reserved granule %u in use",
+					u->va, i);
+				bad++;
+			}
+			continue;
+		}
 		if (hpm_bitrun_test(g->start, i) != (g->state[i] != HPM_BLK_NONE)) {
 			HPM_LOG(ERR, "check: granule page %p: start bit and state of %u disagree",
 				u->va, i);
@@ -588,7 +624,7 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 				*live_bytes += (size_t)run_length(g, i) << g->shift;
 				(*live_count)++;
 			}
-		} else if (used && (i == 0 || !hpm_bitrun_test(g->used, i - 1))) {
+		} else if (used && (i == g->reserved || !hpm_bitrun_test(g->used, i - 1))) {
 			HPM_LOG(ERR, "check: granule page %p: run at %u has no start", u->va, i);
 			bad++;
 		}
@@ -697,7 +733,7 @@ hpm_gran_verify(const struct hpm_gran_set *gs, size_t *live_bytes, uint64_t *liv
 			if (!hpm_unit_is_gran(u->role))
 				continue;
 			pages[u->gran->cls]++;
-			empty[u->gran->cls] += u->gran->nfree == u->gran->ngran;
+			empty[u->gran->cls] += hpm_gran_page_empty(u->gran);
 			owned[u->gran->cls] += u->gran->owner != 0;
 			if (u->gran->bin != HPM_GRAN_NO_BIN)
 				listed[u->gran->cls] += u->gran->bin + 1u;

@@ -63,6 +63,8 @@ struct hpm_gran {
 	uint8_t state[HPM_GRAN_MAX];
 	struct hpm_unit *unit;
 	uint16_t ngran;
+	/** Granules [0, reserved) are not the heap's (a headed unit's first). */
+	uint16_t reserved;
 	uint16_t nfree;
 	uint16_t lowfree;
 	/** Longest run of free granules. */
@@ -130,8 +132,19 @@ hpm_gran_state(const struct hpm_unit *u, const void *p)
 	return (off & ((UINT64_C(1) << g->shift) - 1)) == 0 ? &g->state[off >> g->shift] : NULL;
 }
 
-/** Make g an empty page of ngran granules of 1 << shift bytes (its page alone). */
-void hpm_gran_page_reset(struct hpm_gran *g, unsigned int ngran, unsigned int shift);
+/**
+ * Make g an empty page of ngran granules of 1 << shift bytes, the first
+ * reserved of them never handed out (its page alone).
+ */
+void hpm_gran_page_reset(struct hpm_gran *g, unsigned int ngran, unsigned int shift,
+	unsigned int reserved);
+
+/** Every granule of g is free (but those reserved). */
+static inline bool
+hpm_gran_page_empty(const struct hpm_gran *g)
+{
+	return g->nfree + g->reserved == g->ngran;
+}
 
 /**
  * Take the lowest run of n free granules whose index is a multiple of align

@@ -25,11 +25,11 @@ injected_failure(void)
 
 int
 hpm_source_reserve(const struct hpm_source_ops *src, struct hpm_region *r, size_t len, size_t align,
-	int socket, bool contig)
+	int socket, unsigned int flags)
 {
 	if (injected_failure())
 		return -ENOMEM;
-	return src->reserve(r, len, align, socket, contig);
+	return src->reserve(r, len, align, socket, flags);
 }
 
 int

@@ -36,7 +36,7 @@ extern long hpm_source_fail_after;
 
 /** src->reserve() behind the fault injection hook. */
 int hpm_source_reserve(const struct hpm_source_ops *src, struct hpm_region *r, size_t len,
-	size_t align, int socket, bool contig);
+	size_t align, int socket, unsigned int flags);
 
 /** src->reserve_meta() behind the fault injection hook. */
 int hpm_source_reserve_meta(const struct hpm_source_ops *src, struct hpm_region *r, size_t len,

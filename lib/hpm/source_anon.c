@@ -13,8 +13,9 @@
 #include "source_anon.h"
 
 static int
-anon_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool contig)
+anon_reserve(struct hpm_region *r, size_t len, size_t align, int socket, unsigned int flags)
 {
+	bool contig = flags & HPM_RESERVE_CONTIG;
 	size_t map_len = len + align;
 	uint8_t *va, *aligned;
 	size_t head;

@@ -54,6 +54,7 @@ eal_zone_is_zeroed(const struct rte_memzone *mz)
 static void
 eal_fill_region(struct hpm_region *r, const struct rte_memzone *mz)
 {
+	memset(r, 0, sizeof(*r));
 	r->va = mz->addr;
 	r->len = mz->len;
 	r->socket = mz->socket_id;
@@ -64,9 +65,38 @@ eal_fill_region(struct hpm_region *r, const struct rte_memzone *mz)
 	r->zeroed = eal_zone_is_zeroed(mz);
 }
 
+/*
+ * Units whose first one holds EAL's element header (hpm_region::headed): a
+ * memzone a header shorter than the units, aligned to a cache line only, is
+ * cut from the end of a free element of EAL's heap, and fresh hugepages end
+ * on a page boundary: the memzone then starts just past a page's start, its
+ * header in that page, and takes len / 2 MiB hugepages, where a 2 MiB-aligned
+ * memzone of len bytes takes one more for its header alone (16 MiB chunks:
+ * 9 hugepages for 8). Anywhere else EAL put it, it is given back.
+ */
 static int
-eal_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool contig)
+eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socket)
 {
+	const struct rte_memzone *mz = rte_memzone_reserve_aligned(name, len - hpm_source_eal.lead,
+		socket, RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+	size_t head;
+
+	if (mz == NULL)
+		return -(rte_errno ? rte_errno : ENOMEM);
+	head = (uintptr_t)mz->addr & (HPM_UNIT_SIZE - 1);
+	if (head < hpm_source_eal.lead || head > HPM_UNIT_HEAD_MAX) {
+		rte_memzone_free(mz);
+		return -EAGAIN;
+	}
+	eal_fill_region(r, mz);
+	r->headed = 1;
+	return 0;
+}
+
+static int
+eal_reserve(struct hpm_region *r, size_t len, size_t align, int socket, unsigned int flags)
+{
+	bool contig = flags & HPM_RESERVE_CONTIG;
 	const struct rte_memzone *mz;
 	char name[RTE_MEMZONE_NAMESIZE];
 	int rc;
@@ -76,6 +106,9 @@ eal_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool con
 	rc = eal_zone_name(name, sizeof(name));
 	if (rc < 0)
 		return rc;
+	if ((flags & HPM_RESERVE_HEADED) && !contig && align == HPM_UNIT_SIZE &&
+		len > HPM_UNIT_SIZE && eal_reserve_headed(r, name, len, socket) == 0)
+		return 0;
 	mz = rte_memzone_reserve_aligned(name, len, socket,
 		RTE_MEMZONE_SIZE_HINT_ONLY | (contig ? RTE_MEMZONE_IOVA_CONTIG : 0),
 		(unsigned int)align);
@@ -99,6 +132,11 @@ eal_reserve_meta(struct hpm_region *r, size_t len, const char *name)
 			return rc;
 		name = auto_name;
 	}
+	/*
+	 * As long as the hugepages it takes allow, header included: on fresh
+	 * pages the rest would sit idle in EAL's heap (chunks leave none).
+	 */
+	len = RTE_ALIGN_CEIL(len + hpm_source_eal.lead, HPM_UNIT_SIZE) - hpm_source_eal.lead;
 	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, RTE_MEMZONE_SIZE_HINT_ONLY,
 		RTE_CACHE_LINE_SIZE);
 	if (mz == NULL)

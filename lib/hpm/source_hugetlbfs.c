@@ -169,8 +169,9 @@ reserve_plain(struct hpm_region *r, size_t len, size_t align, int socket)
 }
 
 static int
-hugetlbfs_reserve(struct hpm_region *r, size_t len, size_t align, int socket, bool contig)
+hugetlbfs_reserve(struct hpm_region *r, size_t len, size_t align, int socket, unsigned int flags)
 {
+	bool contig = flags & HPM_RESERVE_CONTIG;
 	size_t pool, free_pages;
 
 	len = RTE_ALIGN_CEIL(len, page_size);

@@ -39,10 +39,24 @@ struct hpm_region {
 	/** Every HPM_UNIT_SIZE unit is IOVA-contiguous (hugepages of 2 MiB and up, or IOVA as VA). */
 	uint8_t unit_iova_contig;
 	uint8_t is_meta;
+	/**
+	 * The region starts inside its first 2 MiB unit, past the source's own
+	 * header (eal: EAL's element header at the start of the hugepage), so
+	 * that no hugepage holds a header alone: that unit's first
+	 * HPM_UNIT_HEAD_MAX bytes are not the heap's. Only for HPM_RESERVE_HEADED.
+	 */
+	uint8_t headed;
 	uint32_t page_size_log2;
 	/** Source's handle (eal: the memzone, in EAL's shared configuration). */
 	const void *handle;
 };
+
+/** reserve(): the units must be IOVA-contiguous. */
+#define HPM_RESERVE_CONTIG 1u
+/** reserve(): a region whose first unit holds the source's header (hpm_region::headed) will do. */
+#define HPM_RESERVE_HEADED 2u
+/** The most of a headed region's first unit that is not the heap's: one 4 KiB granule. */
+#define HPM_UNIT_HEAD_MAX 4096u
 
 struct hpm_source_ops {
 	const char *name;
@@ -51,7 +65,9 @@ struct hpm_source_ops {
 	bool hugepages;
 	/** Memory has IO addresses. */
 	bool has_iova;
-	int (*reserve)(struct hpm_region *r, size_t len, size_t align, int socket, bool contig);
+	/** len bytes aligned to align, or headed (see flags: HPM_RESERVE_*); 0 or -errno. */
+	int (*reserve)(struct hpm_region *r, size_t len, size_t align, int socket,
+		unsigned int flags);
 	int (*reserve_meta)(struct hpm_region *r, size_t len, const char *name);
 	void (*release)(struct hpm_region *r);
 	rte_iova_t (*iova)(const struct hpm_region *r, const void *va);

@@ -100,6 +100,12 @@ struct hpm_unit {
 	 * the caches take the lowest units with room first.
 	 */
 	uint32_t ord;
+	/**
+	 * The chunk's first unit holds the source's header in its first
+	 * HPM_UNIT_HEAD_MAX bytes (hpm_region::headed): only a page of 4 KiB
+	 * granules takes it, without its first granule.
+	 */
+	uint8_t headed;
 	struct hpm_chunk *chunk;
 	/** IOVA of the unit's first byte, RTE_BAD_IOVA when unknown. */
 	rte_iova_t iova;
