@@ -300,13 +300,15 @@ snapshot(struct rte_malloc_socket_stats *st)
 /* The producer of the pipeline: blocks of 64 B to the main lcore, which frees them. */
 static unsigned int pipe_sent;
 
+static size_t pipe_size, pipe_align;
+
 static int
 pipe_producer(void *arg)
 {
 	unsigned int n = (unsigned int)(uintptr_t)arg, i;
 
 	for (i = 0; i < n; i++) {
-		uint64_t *p = hpm_malloc("pipe", 64, 0);
+		uint64_t *p = hpm_malloc("pipe", pipe_size, pipe_align);
 
 		if (p == NULL)
 			break;
@@ -320,21 +322,90 @@ pipe_producer(void *arg)
 	return 0;
 }
 
+/* Every stack of every cache within its capacity: its length and its limit. */
+static void
+check_stacks(const char *when)
+{
+	unsigned int slot, cls, bad = 0;
+
+	for (slot = 0; slot < RTE_DIM(hpm_state->caches); slot++) {
+		const struct hpm_lcore_cache *c = hpm_state->caches[slot];
+
+		for (cls = 0; c != NULL && cls < HPM_CACHE_NCLASS; cls++) {
+			const struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
+
+			if (cc->len > cc->cap || cc->limit > cc->cap ||
+				cc->cap != hpm_cache_class_cap(cls)) {
+				if (bad++ < 3)
+					printf("%s: cache %u class %u: len %u limit %u cap %u\n",
+						when, slot, cls, cc->len, cc->limit, cc->cap);
+			}
+		}
+	}
+	CHECK(bad == 0, "%s: %u stacks past their capacity", when, bad);
+}
+
 /*
  * A pipeline: the worker allocates, the main lcore frees. The main lcore's
  * full cache gives batches to the socket's transfer store and the worker's
  * empty one takes them, without the heap; a trim gives what the store holds
- * back to the heap.
+ * back to the heap. Of 64 B blocks, then of classes whose stacks are short
+ * (size-class pages of 8 KiB, runs of 20 KiB): the main lcore's cache takes
+ * frees before any refill set its limit.
  */
+struct pipe_end {
+	unsigned int n;
+	unsigned int got;
+	unsigned int bad;
+};
+
+/* Free what the producer sends until it has sent its n blocks. */
 static void
-pipeline(void)
+pipe_consume(struct pipe_end *e)
 {
-	const unsigned int n = quick ? 5000 : 400000;
+	while (e->got < e->n &&
+		(__atomic_load_n(&pipe_sent, __ATOMIC_ACQUIRE) == UINT32_MAX ||
+			e->got < __atomic_load_n(&pipe_sent, __ATOMIC_ACQUIRE))) {
+		uint64_t *p = NULL;
+
+		if (rte_ring_dequeue(to_main, (void **)&p) != 0)
+			continue;
+		e->bad += p[0] != e->got || p[7] != ~(uint64_t)e->got;
+		e->got++;
+		hpm_free(p);
+	}
+}
+
+/*
+ * The consumer in a plain thread whose cache a 64 B block bound: its frees
+ * of the pipe's class take the hit path before any refill or flush of that
+ * class set its limit; its stacks checked before its exit empties them.
+ */
+static void *
+pipe_consumer_thread(void *arg)
+{
+	hpm_free(hpm_malloc("pipe", 64, 0));
+	pipe_consume(arg);
+	check_stacks("pipeline, plain thread");
+	return NULL;
+}
+
+static void
+pipeline(size_t size, size_t align, bool in_thread)
+{
+	const unsigned int n = quick ? 5000 : size > 64 ? 40000 : 400000;
 	struct rte_malloc_socket_stats before, after;
+	struct pipe_end e = {.n = n};
 	const struct hpm_xfer_class *xc;
-	unsigned int got = 0, bad = 0;
 	uint64_t puts, gets;
-	int cls = hpm_cache_class(64, 0);
+	int cls = hpm_cache_class(size, align);
+	pthread_t th;
+
+	pipe_size = size;
+	pipe_align = align;
+	/* room in the heap: no growth (its reclaim flushes a cache whole) as the thread binds */
+	if (in_thread)
+		hpm_free(hpm_malloc("room", 32 * MIB, 0));
 
 	snapshot(&before);
 	to_main = rte_ring_create("pipe", RING_SIZE, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -346,20 +417,13 @@ pipeline(void)
 	gets = xc != NULL ? xc->gets : 0;
 	__atomic_store_n(&pipe_sent, UINT32_MAX, __ATOMIC_RELAXED);
 	rte_eal_remote_launch(pipe_producer, (void *)(uintptr_t)n, worker_lcore);
-	while (got < n &&
-		(__atomic_load_n(&pipe_sent, __ATOMIC_ACQUIRE) == UINT32_MAX ||
-			got < __atomic_load_n(&pipe_sent, __ATOMIC_ACQUIRE))) {
-		uint64_t *p = NULL;
-
-		if (rte_ring_dequeue(to_main, (void **)&p) != 0)
-			continue;
-		bad += p[0] != got || p[7] != ~(uint64_t)got;
-		got++;
-		hpm_free(p);
-	}
+	if (in_thread && pthread_create(&th, NULL, pipe_consumer_thread, &e) == 0)
+		pthread_join(th, NULL);
+	else
+		pipe_consume(&e);
 	rte_eal_wait_lcore(worker_lcore);
 	xc = hpm_state->xfer[0] != NULL ? &hpm_state->xfer[0]->cls[cls] : NULL;
-	CHECK(got == n && bad == 0, "pipeline: %u of %u blocks, %u damaged", got, n, bad);
+	CHECK(e.got == n && e.bad == 0, "pipeline: %u of %u blocks, %u damaged", e.got, n, e.bad);
 	/* how many batches depends on how the two lcores interleave: both ways, at least */
 	CHECK(xc != NULL && xc->puts - puts > 0 && xc->gets - gets > 0,
 		"pipeline: the transfer store took %" PRIu64 " and gave %" PRIu64 " batches",
@@ -373,10 +437,11 @@ pipeline(void)
 	CHECK(xc != NULL && xc->len == 0, "pipeline: the trim left %u blocks in the store",
 		xc != NULL ? xc->len : 0);
 	CHECK(hpm_heap_check() == 0, "pipeline: heap check");
-	printf("pipeline: %u blocks of 64 B from lcore %u to lcore %u; the transfer store moved "
-	       "%" PRIu64 " batches in, %" PRIu64 " out\n",
-		n, worker_lcore, rte_lcore_id(), xc != NULL ? xc->puts - puts : 0,
-		xc != NULL ? xc->gets - gets : 0);
+	check_stacks("pipeline");
+	printf("pipeline: %u blocks of %zu B aligned %zu from lcore %u to %s; the transfer "
+	       "store moved %" PRIu64 " batches in, %" PRIu64 " out\n",
+		n, size, align, worker_lcore, in_thread ? "a plain thread" : "the main lcore",
+		xc != NULL ? xc->puts - puts : 0, xc != NULL ? xc->gets - gets : 0);
 	rte_ring_free(to_main);
 	to_main = NULL;
 }
@@ -682,7 +747,7 @@ drain_expect(const struct hpm_lcore_cache *c, const char *when, unsigned int a, 
 	unsigned int i;
 
 	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
-		const struct hpm_cache_stack *cc = &c->cls[i];
+		const struct hpm_cache_stack *cc = hpm_cache_stack(c, i);
 
 		CHECK(__atomic_load_n(&cc->drain, __ATOMIC_RELAXED) == 0 &&
 				__atomic_load_n(&cc->limit, __ATOMIC_RELAXED) != 0,
@@ -705,7 +770,8 @@ drain_request(void)
 	rte_eal_remote_launch(drain_worker, NULL, worker_lcore);
 	rte_wait_until_equal_32(&drain_step, 1, __ATOMIC_ACQUIRE);
 	c = __atomic_load_n(&hpm_state->caches[worker_lcore], __ATOMIC_ACQUIRE);
-	CHECK(c != NULL && c->cls[c4k].len >= DRAIN_N && c->cls[c100].len >= 1,
+	CHECK(c != NULL && hpm_cache_stack(c, c4k)->len >= DRAIN_N &&
+			hpm_cache_stack(c, c100)->len >= 1,
 		"drain: the worker's cache holds its blocks");
 	if (c == NULL) {
 		/* the worker goes through its steps */
@@ -716,24 +782,30 @@ drain_request(void)
 		return;
 	}
 	hpm_cache_request_drain(c->socket);
-	CHECK(c->cls[c4k].drain == 1 && c->cls[c4k].limit == 0 && c->cls[c100].limit == 0,
-		"drain: asked: drain %u, limit %u", c->cls[c4k].drain, c->cls[c4k].limit);
+	CHECK(hpm_cache_stack(c, c4k)->drain == 1 && hpm_cache_stack(c, c4k)->limit == 0 &&
+			hpm_cache_stack(c, c100)->limit == 0,
+		"drain: asked: drain %u, limit %u", hpm_cache_stack(c, c4k)->drain,
+		hpm_cache_stack(c, c4k)->limit);
 	__atomic_store_n(&drain_step, 2, __ATOMIC_RELEASE);
 	rte_wait_until_equal_32(&drain_step, 3, __ATOMIC_ACQUIRE);
 	/* flushed, then a batch taken, less the one served */
 	drain_expect(c, "after an alloc", c4k, c4k);
-	CHECK(c->cls[c4k].len < c->cls[c4k].batch, "drain: class 4K holds %u (batch %u)",
-		c->cls[c4k].len, c->cls[c4k].batch);
+	CHECK(hpm_cache_stack(c, c4k)->len < hpm_cache_stack(c, c4k)->batch,
+		"drain: class 4K holds %u (batch %u)", hpm_cache_stack(c, c4k)->len,
+		hpm_cache_stack(c, c4k)->batch);
 	/* again, for a free: a class with blocks is asked, an empty one is not */
 	hpm_cache_request_drain(c->socket);
-	CHECK(c->cls[c4k].limit == 0 && c->cls[c100].limit != 0 && c->cls[c100].len == 0,
-		"drain: asked again: limits %u, %u", c->cls[c4k].limit, c->cls[c100].limit);
+	CHECK(hpm_cache_stack(c, c4k)->limit == 0 && hpm_cache_stack(c, c100)->limit != 0 &&
+			hpm_cache_stack(c, c100)->len == 0,
+		"drain: asked again: limits %u, %u", hpm_cache_stack(c, c4k)->limit,
+		hpm_cache_stack(c, c100)->limit);
 	__atomic_store_n(&drain_step, 4, __ATOMIC_RELEASE);
 	rte_wait_until_equal_32(&drain_step, 5, __ATOMIC_ACQUIRE);
 	rte_eal_wait_lcore(worker_lcore);
 	/* the free that found limit 0 flushed the cache, then pushed its block; then the other */
-	CHECK(c->cls[c4k].len == 1 && c->cls[c100].len == 1, "drain: 4K, 100 B hold %u, %u",
-		c->cls[c4k].len, c->cls[c100].len);
+	CHECK(hpm_cache_stack(c, c4k)->len == 1 && hpm_cache_stack(c, c100)->len == 1,
+		"drain: 4K, 100 B hold %u, %u", hpm_cache_stack(c, c4k)->len,
+		hpm_cache_stack(c, c100)->len);
 	drain_expect(c, "after a free", c4k, c100);
 	hpm_cache_flush_lcore(worker_lcore);
 	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
@@ -745,7 +817,7 @@ drain_request(void)
 /*
  * The classes the fast paths compute (hpm_cache_class(), from a few compares
  * and a table) against the model they replaced, which asks the route table:
- * the same class for every size up to 70 KiB and every alignment, a class
+ * the same class for every size up to 260 KiB and every alignment, a class
  * that holds the request, on the route the table gives; and the class a
  * heap block of each class's size maps back to.
  */
@@ -760,6 +832,26 @@ model_class(size_t size, size_t align, bool small_heap)
 		return HPM_CACHE_C4K;
 	if (size == 65536 && align <= 65536 && hpm_route(size, align, small_heap) == HPM_ROUTE_G64K)
 		return HPM_CACHE_C64K;
+	/* granule runs up to 256 KiB at up to 64 KiB, but multiples of 64 KiB (64 KiB granules) */
+	if (hpm_route(size, align, small_heap) == HPM_ROUTE_G4K && size <= 256 * 1024 &&
+		align <= 65536 && size % 65536 != 0) {
+		unsigned int cls;
+
+		/* the shortest run class long enough, its start aligned enough */
+		for (cls = HPM_CACHE_C4K; cls < HPM_CACHE_NCLASS; cls++) {
+			size_t bytes, start;
+
+			/* the class of one 4 KiB-aligned granule is HPM_CACHE_C4K's */
+			if ((cls != HPM_CACHE_C4K && cls < HPM_CACHE_RUN0) || cls == HPM_CACHE_RUN0)
+				continue;
+			bytes = hpm_cache_block_bytes(cls);
+			start = cls >= HPM_CACHE_RUN0 ? hpm_cache_run_align(cls) : 4096;
+			/* runs aligned as asked, 4 KiB at least */
+			if (bytes >= size && start == RTE_MAX(align, (size_t)4096))
+				return (int)cls;
+		}
+		return -1;
+	}
 	if (hpm_route(size, align, small_heap) == HPM_ROUTE_SLAB) {
 		unsigned int cls;
 
@@ -785,13 +877,16 @@ classes_match_routes(bool small_heap)
 
 	for (k = 0; k <= 18; k++) {
 		align = k == 0 ? 0 : (size_t)1 << (k - 1);
-		for (size = 1; size <= 70 * 1024; size++) {
+		for (size = 1; size <= 260 * 1024; size++) {
 			int got = hpm_cache_class(size, align);
 			enum hpm_route want = got == HPM_CACHE_C4K ? HPM_ROUTE_G4K
 				: got == HPM_CACHE_C64K            ? HPM_ROUTE_G64K
+				: got >= HPM_CACHE_RUN0            ? HPM_ROUTE_G4K
 				: got >= HPM_CACHE_SLAB0           ? HPM_ROUTE_SLAB
 								   : HPM_ROUTE_HEAP;
-			size_t natural = got >= HPM_CACHE_SLAB0
+			size_t natural = got >= HPM_CACHE_RUN0
+				? hpm_cache_run_align((unsigned int)got)
+				: got >= HPM_CACHE_SLAB0
 				? hpm_cache_block_bytes((unsigned int)got) &
 					-hpm_cache_block_bytes((unsigned int)got)
 				: 64;
@@ -800,7 +895,8 @@ classes_match_routes(bool small_heap)
 				(got >= 0 &&
 					(hpm_cache_class_usable((unsigned int)got) < size ||
 						hpm_route(size, align, small_heap) != want ||
-						(want == HPM_ROUTE_SLAB && natural < align)))) {
+						((want == HPM_ROUTE_SLAB || got >= HPM_CACHE_RUN0) &&
+							natural < align)))) {
 				if (wrong++ < 5)
 					printf("size %zu align %zu%s: class %d, model %d\n", size,
 						align, small_heap ? " (small heap)" : "", got,
@@ -816,6 +912,31 @@ classes_match_routes(bool small_heap)
 
 		CHECK((int)hpm_cache_size_class[bytes / 64] - 1 == (int)cls,
 			"heap block of %zu bytes maps back to class %u", bytes, cls);
+	}
+	/*
+	 * A run's free: its state byte's class (its length's, 4 KiB-aligned)
+	 * and its address give the class of its length whose alignment is the
+	 * address's, 64 KiB at most; a stack of that class may hand it out.
+	 */
+	for (cls = HPM_CACHE_RUN0 + 1; cls < HPM_CACHE_NCLASS; cls++) {
+		uint8_t held = hpm_cache_user_state(cls);
+		unsigned int shift;
+
+		for (shift = 12; shift <= 21; shift++) {
+			uintptr_t p = ((uintptr_t)0x1234 << 21) + ((uintptr_t)1 << shift);
+			int got;
+
+			if (((size_t)1 << shift) < hpm_cache_run_align(cls))
+				continue;
+			got = hpm_cache_run_class_at((int)(held >> 1) - 1, (const void *)p);
+			CHECK(got >= HPM_CACHE_RUN0 && got < HPM_CACHE_NCLASS &&
+					hpm_cache_run_granules((unsigned int)got) ==
+						hpm_cache_run_granules(cls) &&
+					hpm_cache_run_align((unsigned int)got) ==
+						RTE_MIN((size_t)1 << shift, (size_t)65536),
+				"run class %u at an address aligned to 2^%u: class %d", cls, shift,
+				got);
+		}
 	}
 }
 
@@ -849,12 +970,15 @@ main(int argc, char **argv)
 	/* no chunk goes back to the source: what fits when dry stays what fits */
 	cfg.retain_size = 64 * 1024 * MIB;
 	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	/* first: the main lcore's cache frees blocks of classes it never refilled */
+	pipeline(8000, 0, true);
+	pipeline(20000, 4096, true);
 	lcores_apart();
 	drain_request();
 	stress(seconds);
 	registered_thread();
 	plain_threads();
-	pipeline();
+	pipeline(64, 0, false);
 	bulk_dry(4096, 4096);
 	bulk_dry(64, 0);
 	bulk_dry(8192, 4096);

@@ -158,14 +158,26 @@ my_cache(void)
 
 #define FILLERS_MAX 4096
 
+/*
+ * The class a free of p puts it in, when it was allocated in class cls: a
+ * run's is the class of its length and of its address's alignment.
+ */
+static int
+free_class(int cls, const void *p)
+{
+	if (cls < HPM_CACHE_RUN0)
+		return cls;
+	return hpm_cache_run_class_at((int)(hpm_cache_user_state((unsigned int)cls) >> 1) - 1, p);
+}
+
 /* The transfer store can take a batch of the class cls of the calling thread's cache. */
 static bool
 store_takes(int cls)
 {
 	struct hpm_lcore_cache *c = my_cache();
 
-	return c != NULL && cls >= 0 && c->cls[cls].batch <= HPM_XFER_CAP &&
-		c->cls[cls].batch * hpm_cache_class_bytes(cls) <= HPM_XFER_BYTES;
+	return c != NULL && cls >= 0 && hpm_cache_stack(c, cls)->batch <= HPM_XFER_CAP &&
+		hpm_cache_stack(c, cls)->batch * hpm_cache_class_bytes(cls) <= HPM_XFER_BYTES;
 }
 
 /* p is on top of the calling thread's cache of class cls. */
@@ -173,9 +185,9 @@ static bool
 cached_on_top(int cls, const void *p)
 {
 	struct hpm_lcore_cache *c = my_cache();
-	const struct hpm_cache_stack *cc = c != NULL ? &c->cls[cls] : NULL;
+	const struct hpm_cache_stack *cc = c != NULL ? hpm_cache_stack(c, cls) : NULL;
 
-	return cc != NULL && cc->len > 0 && cc->objs[cc->len - 1].p == p;
+	return cc != NULL && cc->len > 0 && hpm_cache_objs(cc)[cc->len - 1].p == p;
 }
 
 /* p is in the transfer store of class cls of the calling thread's socket. */
@@ -200,10 +212,13 @@ static bool
 place(const struct route *r, enum where w, int cls, void *nb)
 {
 	struct hpm_lcore_cache *c = my_cache();
-	unsigned int i, n;
+	unsigned int i, n, k;
 	void **fillers;
 	size_t u;
 
+	int asked = cls;
+
+	cls = free_class(asked, nb);
 	switch (w) {
 	case W_LIVE:
 		return true;
@@ -219,8 +234,12 @@ place(const struct route *r, enum where w, int cls, void *nb)
 		if (fillers == NULL)
 			return false;
 		/* the limit follows the heap: read again as the fillers make it grow */
-		for (n = 0; n < FILLERS_MAX && n <= c->cls[cls].limit + c->cls[cls].batch; n++)
+		for (n = 0, k = 0; n < FILLERS_MAX &&
+			k <= hpm_cache_stack(c, cls)->limit + hpm_cache_stack(c, cls)->batch;
+			n++) {
 			fillers[n] = hpm_malloc("filler", r->size, r->align);
+			k += fillers[n] != NULL && free_class(asked, fillers[n]) == cls;
+		}
 		hpm_cache_flush();
 		hpm_free(nb);
 		for (i = 0; i < n; i++)
@@ -228,7 +247,7 @@ place(const struct route *r, enum where w, int cls, void *nb)
 		free(fillers);
 		if (verbose)
 			printf("    class %d: limit %u, batch %u, store %u\n", cls,
-				c->cls[cls].limit, c->cls[cls].batch,
+				hpm_cache_stack(c, cls)->limit, hpm_cache_stack(c, cls)->batch,
 				hpm_state->xfer[c->socket]->cls[cls].len);
 		return in_store(cls, nb);
 	case W_FREE:

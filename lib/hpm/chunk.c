@@ -188,8 +188,15 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 		rte_errno = rc == -ENOTSUP ? ENOTSUP : ENOMEM;
 		return NULL;
 	}
-	base = r.headed ? RTE_PTR_ALIGN_FLOOR((uint8_t *)r.va, HPM_UNIT_SIZE) : (uint8_t *)r.va;
-	n = ((uint8_t *)r.va + r.len - base) >> HPM_UNIT_SHIFT;
+	/* a headed region's first unit holds the header; any other: the whole units in it */
+	base = r.headed ? RTE_PTR_ALIGN_FLOOR((uint8_t *)r.va, HPM_UNIT_SIZE)
+			: RTE_PTR_ALIGN_CEIL((uint8_t *)r.va, HPM_UNIT_SIZE);
+	n = (uint8_t *)r.va + r.len > base ? ((uint8_t *)r.va + r.len - base) >> HPM_UNIT_SHIFT : 0;
+	if (n == 0) {
+		hpm_src->release(&r);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	meta_size = sizeof(*c) + n * sizeof(struct hpm_unit) + RTE_ALIGN_CEIL(n, 64) / 8;
 	c = hpm_meta_alloc(cs->meta, hpm_src, meta_size);
 	if (c == NULL)

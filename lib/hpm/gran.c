@@ -275,9 +275,10 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 #define SHORT_PROBES 16
 #define MISALIGNED_PROBES 4
 
-void *
-hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align,
-	struct hpm_blockinfo *bi)
+/* A run of n granules aligned to align of class cls: its page, its index in *pos. */
+static struct hpm_gran *
+run_take(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align, bool *dirty,
+	int *pos)
 {
 	struct hpm_gran_class *gc = &gs->cls[cls];
 	/* pages of n's level may have room; from sure_level up, every page has */
@@ -286,14 +287,14 @@ hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsign
 	unsigned int shorts = SHORT_PROBES, misaligned = MISALIGNED_PROBES;
 	struct hpm_gran *g = page_next(gs, gc, level, 0);
 	bool was_empty = false;
-	int pos = -1;
 
+	*pos = -1;
 	/* the lowest page with room: the others empty out and go back */
 	while (g != NULL) {
 		if (g->maxrun >= n) {
 			was_empty = hpm_gran_page_empty(g);
-			pos = hpm_gran_page_take(g, n, align, &bi->dirty);
-			if (pos >= 0)
+			*pos = hpm_gran_page_take(g, n, align, dirty);
+			if (*pos >= 0)
 				break;
 			if (--misaligned == 0)
 				level = sure_level;
@@ -304,18 +305,30 @@ hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsign
 			break;
 		g = page_next(gs, gc, level, g->unit->ord + 1);
 	}
-	if (pos < 0) {
+	if (*pos < 0) {
 		g = page_new(gs, cls, n, align);
 		if (g == NULL)
 			return NULL;
 		was_empty = true;
-		pos = hpm_gran_page_take(g, n, align, &bi->dirty);
-		if (pos < 0)
+		*pos = hpm_gran_page_take(g, n, align, dirty);
+		if (*pos < 0)
 			return NULL;
 	}
 	if (was_empty)
 		gc->nempty--;
 	relist(gc, g);
+	return g;
+}
+
+void *
+hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align,
+	struct hpm_blockinfo *bi)
+{
+	int pos;
+	struct hpm_gran *g = run_take(gs, cls, n, align, &bi->dirty, &pos);
+
+	if (g == NULL)
+		return NULL;
 	bi->bytes = (size_t)n << g->shift;
 	return g->unit->va + ((size_t)pos << g->shift);
 }
@@ -328,8 +341,8 @@ hpm_gran_release_spares(struct hpm_gran_set *gs)
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		struct hpm_gran_class *gc = &gs->cls[cls];
 		/* empty pages are in the top level, headed ones (a granule short) included */
-		unsigned int top = bin_of(gran_classes[cls].ngran -
-			(HPM_UNIT_HEAD_MAX >> gran_classes[cls].shift));
+		unsigned int top = bin_of(
+			gran_classes[cls].ngran - (HPM_UNIT_HEAD_MAX >> gran_classes[cls].shift));
 		struct hpm_gran *g = page_next(gs, gc, top, 0), *next;
 
 		for (; g != NULL && gc->nempty > 0; g = next) {
@@ -421,6 +434,27 @@ hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lc
 		relist(gc, g);
 	}
 	return taken;
+}
+
+unsigned int
+hpm_gran_take_runs(struct hpm_gran_set *gs, unsigned int len, unsigned int align, void **objs,
+	uint8_t **states, unsigned int n)
+{
+	unsigned int i;
+	bool dirty;
+	int pos;
+
+	for (i = 0; i < n; i++) {
+		/* a single granule with no alignment is a single's page's, not a run */
+		struct hpm_gran *g = run_take(gs, HPM_GRAN_4K, len, align, &dirty, &pos);
+
+		if (g == NULL)
+			break;
+		g->state[pos] = HPM_BLK_CACHED;
+		objs[i] = g->unit->va + ((size_t)pos << g->shift);
+		states[i] = &g->state[pos];
+	}
+	return i;
 }
 
 void

@@ -181,6 +181,14 @@ void *hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, 
 unsigned int hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore,
 	void **objs, uint8_t **states, unsigned int n);
 
+/**
+ * Take up to n runs of len 4 KiB granules aligned to align granules for a
+ * cache into objs, their state bytes (HPM_BLK_CACHED) into states; the
+ * number taken. Arena lock held.
+ */
+unsigned int hpm_gran_take_runs(struct hpm_gran_set *gs, unsigned int len, unsigned int align,
+	void **objs, uint8_t **states, unsigned int n);
+
 /** The caches of lcore give up the pages they own. Arena lock held. */
 void hpm_gran_disown(struct hpm_gran_set *gs, unsigned int lcore);
 

@@ -16,7 +16,13 @@
  * page and its header) in steps of about a quarter, one for single 4 KiB
  * granules and one for single 64 KiB granules, then one per class of the
  * size-class pages (slab.h): what the heap's classes do not serve up to
- * 32 KiB, aligned requests included.
+ * 32 KiB, aligned requests included; then runs of 4 KiB granules (gran.h)
+ * of 1 to 64 granules (each up to 8, then four steps an octave), aligned
+ * to 4, 8, 16, 32 or 64 KiB: what takes granule runs up to 256 KiB, at up to 64 KiB alignment.
+ * A run's state byte holds its length's class alone (the 4 KiB-aligned
+ * one): a free finds the alignment from the address, and a run more aligned
+ * than it was asked for serves the more aligned class (a state byte holds
+ * 127 classes, not five per length).
  *
  * Every block's state byte (unit.h) says whether the application, a cache or
  * nobody holds it: a hit writes it, a free checks and writes it, so a second
@@ -65,16 +71,56 @@
 /** Largest usable size of a heap class: a block of 4160 bytes less its header. */
 #define HPM_CACHE_HEAP_MAX 4144
 
+/**
+ * Lengths of the granule runs the caches hold, in 4 KiB granules: each up to
+ * 8, then four steps an octave. (Eight steps above 16 granules, 32 lengths:
+ * held/live 1.73 -> 1.79 on malloc_perf's mixed, and slower: fewer hits.)
+ */
+#define HPM_CACHE_RUN_NLEN 20
+static const uint8_t hpm_cache_run_len[HPM_CACHE_RUN_NLEN] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14,
+	16, 20, 24, 28, 32, 40, 48, 56, 64};
+/** Alignments of run classes: 4 KiB << 0 to 4. */
+#define HPM_CACHE_RUN_NALIGN 5
+/** Longest run a cache holds, and the most its start is aligned to. */
+#define HPM_CACHE_RUN_MAX (64u << 12)
+#define HPM_CACHE_RUN_ALIGN 65536u
+
 enum {
 	HPM_CACHE_C4K = HPM_CACHE_HEAP_NCLASS,
 	HPM_CACHE_C64K,
 	/** The first of the size-class pages' classes, in slab.h's order. */
 	HPM_CACHE_SLAB0,
-	HPM_CACHE_NCLASS = HPM_CACHE_SLAB0 + HPM_SLAB_NCLASS,
+	/**
+	 * The first granule run class: the class of runs of
+	 * hpm_cache_run_len[l] granules aligned to 4 KiB << a is
+	 * HPM_CACHE_RUN0 + a * HPM_CACHE_RUN_NLEN + l (one granule aligned to
+	 * 4 KiB is HPM_CACHE_C4K instead: that class is never used).
+	 */
+	HPM_CACHE_RUN0 = HPM_CACHE_SLAB0 + HPM_SLAB_NCLASS,
+	HPM_CACHE_NCLASS = HPM_CACHE_RUN0 + HPM_CACHE_RUN_NALIGN * HPM_CACHE_RUN_NLEN,
 };
+
+/** Granules of a run class's blocks, and (below) the alignment of their start. */
+static __rte_always_inline unsigned int
+hpm_cache_run_granules(unsigned int cls)
+{
+	return hpm_cache_run_len[(cls - HPM_CACHE_RUN0) % HPM_CACHE_RUN_NLEN];
+}
+
+static __rte_always_inline size_t
+hpm_cache_run_align(unsigned int cls)
+{
+	return (size_t)4096 << ((cls - HPM_CACHE_RUN0) / HPM_CACHE_RUN_NLEN);
+}
 
 /** Most blocks a stack can hold; the limit in force follows the heap's size. */
 #define HPM_CACHE_CAP 512
+/**
+ * Most blocks a stack of granule runs can hold: their limits are in bytes
+ * (64 KiB, 16 single granules), and a cache takes less than 512 KiB of
+ * metadata.
+ */
+#define HPM_CACHE_RUN_CAP 32
 
 struct hpm_cache_obj {
 	void *p;
@@ -105,8 +151,35 @@ struct hpm_cache_stack {
 	uint64_t hits;
 	uint64_t misses;
 	uint64_t flushes;
-	struct hpm_cache_obj objs[HPM_CACHE_CAP];
+	/** Most blocks the stack holds: HPM_CACHE_CAP, HPM_CACHE_RUN_CAP for runs. */
+	uint32_t cap;
+	/** The state byte of a block it hands out: hpm_cache_user_state() of its class. */
+	uint8_t held;
 } __rte_cache_aligned;
+static_assert(sizeof(struct hpm_cache_stack) == RTE_CACHE_LINE_SIZE, "a stack's header is a line");
+
+/*
+ * A stack is its header line, then its blocks (hpm_cache_objs()): their
+ * address one add from the header's, never a load (a free's push would wait
+ * for it, and the next pop for the push: 0.9 ns a pair). Runs have short
+ * stacks of their own.
+ */
+struct hpm_cache_stack_full {
+	struct hpm_cache_stack h;
+	struct hpm_cache_obj objs[HPM_CACHE_CAP];
+};
+
+struct hpm_cache_stack_run {
+	struct hpm_cache_stack h;
+	struct hpm_cache_obj objs[HPM_CACHE_RUN_CAP];
+};
+
+/** The blocks of a stack, after its header. */
+static __rte_always_inline struct hpm_cache_obj *
+hpm_cache_objs(const struct hpm_cache_stack *cc)
+{
+	return (struct hpm_cache_obj *)(uintptr_t)(cc + 1);
+}
 
 /** Slots for threads without an lcore id, after the lcores' RTE_MAX_LCORE. */
 #define HPM_THREAD_CACHES HPM_CACHE_THREAD_SLOTS
@@ -140,8 +213,30 @@ struct hpm_lcore_cache {
 	 * that finds the owner dead gives the blocks back (hpm_cache_reap()).
 	 */
 	int owner;
-	struct hpm_cache_stack cls[HPM_CACHE_NCLASS];
+	/** Run classes that held runs when last counted (every 64th limit update of a run class). */
+	uint32_t runs_held;
+	uint32_t run_updates;
+	struct hpm_cache_stack_full cls[HPM_CACHE_RUN0];
+	struct hpm_cache_stack_run run[HPM_CACHE_NCLASS - HPM_CACHE_RUN0];
 };
+static_assert(sizeof(struct hpm_lcore_cache) <= (512u << 10) - 64,
+	"a cache fits a 512 KiB metadata class");
+
+/** The stack of class cls (writable through a cache read as const: its owner's). */
+static __rte_always_inline struct hpm_cache_stack *
+hpm_cache_stack(const struct hpm_lcore_cache *c, unsigned int cls)
+{
+	if (likely(cls < HPM_CACHE_RUN0))
+		return (struct hpm_cache_stack *)(uintptr_t)&c->cls[cls].h;
+	return (struct hpm_cache_stack *)(uintptr_t)&c->run[cls - HPM_CACHE_RUN0].h;
+}
+
+/** Most blocks a stack of class cls holds. */
+static inline uint32_t
+hpm_cache_class_cap(unsigned int cls)
+{
+	return cls >= HPM_CACHE_RUN0 ? HPM_CACHE_RUN_CAP : HPM_CACHE_CAP;
+}
 
 struct hpm_xfer_class {
 	hpm_lock_t lock;
@@ -287,6 +382,8 @@ hpm_cache_block_bytes(unsigned int cls)
 		return (size_t)(cls + 1) * HPM_CACHE_BLOCK_STEP;
 	if (cls < HPM_CACHE_HEAP_NCLASS)
 		return hpm_cache_wide_bytes[cls - HPM_CACHE_SMALL_NCLASS];
+	if (cls >= HPM_CACHE_RUN0)
+		return (size_t)hpm_cache_run_granules(cls) << 12;
 	if (cls >= HPM_CACHE_SLAB0)
 		return hpm_slab_class_bytes[cls - HPM_CACHE_SLAB0];
 	return cls == HPM_CACHE_C4K ? 4096 : 65536;
@@ -392,11 +489,39 @@ extern uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
 /** Fill hpm_cache_small_class[] with the heap's classes (small_heap) or the size-class pages'. */
 void hpm_cache_small_classes(bool small_heap);
 
+/* Per run length in granules (1 to 64): the index of the shortest run class that holds it. */
+static const uint8_t hpm_cache_run_fit[65] = {0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 9, 10, 10, 11, 11,
+	12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 16, 16,
+	16, 17, 17, 17, 17, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 18, 18, 19, 19, 19, 19, 19, 19,
+	19, 19};
+
 /*
- * The class of what the heap's classes do not serve, up to 64 KiB: a single
- * granule, or the smallest size-class page class large and aligned enough,
- * but one 4 KiB granule for up to 4 KiB where that class would be larger
- * (the route table's rows for 2-4 KiB); -1 for none.
+ * The class of a request the route table sends to runs of 4 KiB granules
+ * (a 4 KiB or larger alignment, a multiple of 4 KiB, more than 32 KiB), or
+ * -1: longer than 256 KiB, aligned to more than 64 KiB, or a multiple of
+ * 64 KiB (64 KiB granules).
+ */
+static __rte_always_inline int
+hpm_cache_class_run(size_t size, size_t align)
+{
+	unsigned int fit;
+
+	if (size > HPM_CACHE_RUN_MAX || align > HPM_CACHE_RUN_ALIGN || (size & 65535) == 0)
+		return -1;
+	fit = hpm_cache_run_fit[(size + 4095) >> 12];
+	if (align > 4096)
+		return HPM_CACHE_RUN0 +
+			(int)((unsigned int)__builtin_ctzll(align) - 12) * HPM_CACHE_RUN_NLEN +
+			(int)fit;
+	return fit == 0 ? HPM_CACHE_C4K : HPM_CACHE_RUN0 + (int)fit;
+}
+
+/*
+ * The class of what the heap's classes do not serve, up to 256 KiB: a
+ * single granule, the smallest size-class page class large and aligned
+ * enough, but one 4 KiB granule for up to 4 KiB where that class would be
+ * larger (the route table's rows for 2-4 KiB), or a run of granules; -1 for
+ * none.
  */
 static __rte_always_inline int
 hpm_cache_class_other(size_t size, size_t align)
@@ -409,7 +534,7 @@ hpm_cache_class_other(size_t size, size_t align)
 		return HPM_CACHE_C4K;
 	/* multiples of 4 KiB and 4 KiB alignments are granule runs */
 	if ((size & 4095) == 0 || align >= 4096 || (cls = hpm_slab_class(size, align)) < 0)
-		return -1;
+		return size < HPM_UNIT_SIZE ? hpm_cache_class_run(size, align) : -1;
 	if (size <= 4096 && hpm_slab_class_bytes[cls] > 4096)
 		return HPM_CACHE_C4K;
 	return HPM_CACHE_SLAB0 + cls;
@@ -568,15 +693,30 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 							: -1;
 }
 
-/** State byte of a block a cache hands out: HPM_BLK_USER and its class (unit.h). */
+/**
+ * State byte of a block a cache hands out: HPM_BLK_USER and its class
+ * (unit.h); a run's, its length's 4 KiB-aligned class (the address tells the
+ * rest). The hit paths read it from the stack (hpm_cache_stack::held).
+ */
 static __rte_always_inline uint8_t
 hpm_cache_user_state(unsigned int cls)
 {
-	/* + for |, the kind's bits being clear: one lea */
-	return (uint8_t)(((cls + 1) << 2) + HPM_BLK_USER);
+	if (cls >= HPM_CACHE_RUN0)
+		cls = HPM_CACHE_RUN0 + (cls - HPM_CACHE_RUN0) % HPM_CACHE_RUN_NLEN;
+	return (uint8_t)(((cls + 1) << 1) + HPM_BLK_USER);
 }
-static_assert(HPM_BLK_KIND_MASK == 3, "the class sits above the kind's two bits");
-static_assert(((HPM_CACHE_NCLASS + 1) << 2) <= UINT8_MAX, "a class fits in a state byte");
+static_assert(HPM_BLK_USER == 1, "the class sits above the user bit");
+static_assert(((HPM_CACHE_RUN0 + HPM_CACHE_RUN_NLEN) << 1) <= UINT8_MAX,
+	"a class fits in a state byte");
+
+/* The class of a run of the state byte's length class at p: its alignment, 64 KiB at most. */
+static __rte_always_inline int
+hpm_cache_run_class_at(int cls, const void *p)
+{
+	unsigned int a = (unsigned int)__builtin_ctzll((uintptr_t)p) - 12;
+
+	return cls + (int)RTE_MIN(a, HPM_CACHE_RUN_NALIGN - 1u) * HPM_CACHE_RUN_NLEN;
+}
 
 /*
  * The free hit path's hpm_cache_class_of(): the class a cache wrote in the
@@ -590,12 +730,19 @@ hpm_cache_class_fast(const struct hpm_unit *u, const void *p, uint8_t **state)
 {
 	size_t off = (const uint8_t *)p - u->va;
 	unsigned int s;
+	int cls;
 
 	if (off >= HPM_UNIT_SIZE || (off & u->start_mask) != 0)
 		return -1;
 	*state = &u->state[off >> u->shift];
 	s = hpm_blk_state_get(*state);
-	return hpm_blk_kind((uint8_t)s) == HPM_BLK_USER ? (int)(s >> 2) - 1 : -1;
+	if (hpm_blk_kind((uint8_t)s) != HPM_BLK_USER)
+		return -1;
+	cls = (int)(s >> 1) - 1;
+	/* one compare for both: no class (the locked path's), or a run (then its alignment's) */
+	if (unlikely((unsigned int)cls >= HPM_CACHE_RUN0))
+		return cls < 0 ? -1 : hpm_cache_run_class_at(cls, p);
+	return cls;
 }
 
 /**

@@ -275,15 +275,15 @@ alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsign
 	cls = hpm_cache_class(size, align);
 	if (unlikely(cls < 0))
 		return alloc_miss(type, size, align, socket, flags);
-	cc = &c->cls[cls];
+	cc = hpm_cache_stack(c, cls);
 	HPM_CACHE_LAUNDER(cc);
 	/* one compare: empty, or a drain asked (limit 0); above the limit, the miss pops */
 	len = cc->len - 1;
 	if (unlikely(len >= hpm_cache_limit_hit(cc)))
 		return alloc_miss(type, size, align, socket, flags);
-	o = &cc->objs[len];
+	o = &hpm_cache_objs(cc)[len];
 	hpm_cache_set_len(cc, len);
-	hpm_blk_state_set(o->state, hpm_cache_user_state(cls));
+	hpm_blk_state_set(o->state, cc->held);
 	hpm_cache_count(&cc->hits, 1);
 	hpm_block_open(o->p, hpm_cache_class_usable(cls));
 	if (flags & ALLOC_F_ZERO)
@@ -393,8 +393,10 @@ free_miss(void *ptr)
 	}
 	c = u != NULL ? cache_of_thread() : NULL;
 
+	/* the class a cache wrote (granule runs have no other), else the block's */
 	if (c != NULL && u->socket == c->socket &&
-		(cls = hpm_cache_class_of(u, ptr, &state)) >= 0) {
+		((cls = hpm_cache_class_fast(u, ptr, &state)) >= 0 ||
+			(cls = hpm_cache_class_of(u, ptr, &state)) >= 0)) {
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
 		hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 		hpm_cache_flush_push(c, cls, ptr, state);
@@ -430,7 +432,7 @@ free_fast(void *ptr)
 	cls = hpm_cache_class_fast(u, ptr, &state);
 	if (unlikely(cls < 0) && (cls = hpm_cache_class_of(u, ptr, &state)) < 0)
 		return free_slow(ptr);
-	cc = &c->cls[cls];
+	cc = hpm_cache_stack(c, cls);
 	HPM_CACHE_LAUNDER(cc);
 	len = cc->len;
 	/* full, or a drain asked (limit 0) */
@@ -439,7 +441,7 @@ free_fast(void *ptr)
 	hpm_blk_state_set(state, HPM_BLK_CACHED);
 	hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 	hpm_cache_set_len(cc, len + 1);
-	hpm_cache_obj_set(&cc->objs[len], ptr, state);
+	hpm_cache_obj_set(&hpm_cache_objs(cc)[len], ptr, state);
 }
 
 void
@@ -654,18 +656,18 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 	if (c != NULL && (align & (align - 1)) == 0 &&
 		(socket == SOCKET_ID_ANY || socket == c->socket) &&
 		(cls = hpm_cache_class(size, align)) >= 0) {
-		struct hpm_cache_stack *cc = &c->cls[cls];
+		struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
 
 		/* one refill of the whole shortfall: one lock round-trip */
 		if (cc->len < n)
 			hpm_cache_fill(c, cls, n - cc->len);
 		if (cc->len >= n) {
-			const struct hpm_cache_obj *top = &cc->objs[cc->len - n];
+			const struct hpm_cache_obj *top = &hpm_cache_objs(cc)[cc->len - n];
 
 			hpm_cache_set_len(cc, cc->len - n);
 			for (i = 0; i < n; i++) {
 				objs[i] = top[i].p;
-				hpm_blk_state_set(top[i].state, hpm_cache_user_state(cls));
+				hpm_blk_state_set(top[i].state, cc->held);
 				hpm_block_open(objs[i], hpm_cache_class_usable(cls));
 			}
 			hpm_cache_count(&cc->hits, n);
@@ -690,6 +692,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	struct hpm_cache_stack *cc;
 	uint8_t *state, *states, *va, held;
 	unsigned int i, room, shift;
+	int run;
 	uint32_t limit;
 	size_t mask;
 	int cls;
@@ -697,13 +700,15 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	if (u == NULL || u->socket != c->socket ||
 		(cls = hpm_cache_class_fast(u, objs[0], &state)) < 0)
 		return 0;
-	cc = &c->cls[cls];
+	cc = hpm_cache_stack(c, cls);
 	limit = hpm_cache_limit(cc); /* 0 while a drain is asked */
 	if (cc->len >= limit)
 		return 0;
 	room = RTE_MIN(n, limit - cc->len);
-	held = hpm_cache_user_state((unsigned int)cls);
-	top = &cc->objs[cc->len];
+	held = cc->held;
+	/* a run: of the same alignment too (the state byte says its length's class) */
+	run = cls >= HPM_CACHE_RUN0 ? (int)(held >> 1) - 1 : -1;
+	top = &hpm_cache_objs(cc)[cc->len];
 	/* in locals: the state bytes written below could alias the unit for the compiler */
 	va = u->va;
 	states = u->state;
@@ -716,7 +721,8 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 		if (off >= HPM_UNIT_SIZE || (off & mask) != 0)
 			break;
 		state = &states[off >> shift];
-		if (hpm_blk_state_get(state) != held)
+		if (hpm_blk_state_get(state) != held ||
+			(run >= 0 && hpm_cache_run_class_at(run, objs[i]) != cls))
 			break;
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
 		hpm_block_close(u, objs[i], hpm_cache_class_usable((unsigned int)cls));

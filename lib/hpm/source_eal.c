@@ -72,7 +72,10 @@ eal_fill_region(struct hpm_region *r, const struct rte_memzone *mz)
  * on a page boundary: the memzone then starts just past a page's start, its
  * header in that page, and takes len / 2 MiB hugepages, where a 2 MiB-aligned
  * memzone of len bytes takes one more for its header alone (16 MiB chunks:
- * 9 hugepages for 8). Anywhere else EAL put it, it is given back.
+ * 9 hugepages for 8). Cut from memory EAL had already (--socket-mem), it
+ * starts anywhere: the region is then its whole units, one less (the
+ * hugepage EAL's own memory loses, as an aligned memzone's header takes one),
+ * and kept: giving a memzone back costs EAL a clear of all of it.
  */
 static int
 eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socket)
@@ -84,12 +87,8 @@ eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socke
 	if (mz == NULL)
 		return -(rte_errno ? rte_errno : ENOMEM);
 	head = (uintptr_t)mz->addr & (HPM_UNIT_SIZE - 1);
-	if (head < hpm_source_eal.lead || head > HPM_UNIT_HEAD_MAX) {
-		rte_memzone_free(mz);
-		return -EAGAIN;
-	}
 	eal_fill_region(r, mz);
-	r->headed = 1;
+	r->headed = head >= hpm_source_eal.lead && head <= HPM_UNIT_HEAD_MAX;
 	return 0;
 }
 

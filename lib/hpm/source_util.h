@@ -43,7 +43,9 @@ struct hpm_region {
 	 * The region starts inside its first 2 MiB unit, past the source's own
 	 * header (eal: EAL's element header at the start of the hugepage), so
 	 * that no hugepage holds a header alone: that unit's first
-	 * HPM_UNIT_HEAD_MAX bytes are not the heap's. Only for HPM_RESERVE_HEADED.
+	 * HPM_UNIT_HEAD_MAX bytes are not the heap's. Only for HPM_RESERVE_HEADED,
+	 * which may also give a region that starts and ends anywhere: its units
+	 * are the whole ones inside it.
 	 */
 	uint8_t headed;
 	uint32_t page_size_log2;

@@ -232,7 +232,7 @@ hpm_cache_stats(unsigned int lcore_id, int cls, struct hpm_cache_stats *st)
 		return -ENOENT;
 	st->socket = c->socket;
 	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
-		const struct hpm_cache_stack *cc = &c->cls[i];
+		const struct hpm_cache_stack *cc = hpm_cache_stack(c, i);
 		uint32_t len = __atomic_load_n(&cc->len, __ATOMIC_RELAXED);
 
 		if (cls >= 0 && (unsigned int)cls != i)

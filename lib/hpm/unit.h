@@ -48,15 +48,13 @@ enum hpm_blk_state {
 
 /*
  * A block a cache handed out is HPM_BLK_USER with its cache class + 1 in the
- * bits above (lcore_cache.h), so that its free finds both in one byte; the
- * layers below see the kind alone.
+ * seven bits above (lcore_cache.h), so that its free finds both in one byte;
+ * the layers below see the kind alone: any odd byte is HPM_BLK_USER.
  */
-#define HPM_BLK_KIND_MASK 3u
-
 static inline unsigned int
 hpm_blk_kind(uint8_t state)
 {
-	return state & HPM_BLK_KIND_MASK;
+	return state & HPM_BLK_USER ? HPM_BLK_USER : state;
 }
 
 struct hpm_chunk;
