@@ -174,12 +174,16 @@ hpm_bitrun_longest_ones(uint64_t x)
 	return best;
 }
 
-unsigned int
-hpm_bitrun_longest_clear(const uint64_t *map, unsigned int nbits)
+/*
+ * A word at a time: the run carried in from below joins the word's low clear
+ * bits; inside the word, its longest run, from inner[] when the caller keeps
+ * them, else found (when the word has enough clear bits to beat the best).
+ */
+static inline unsigned int
+longest_clear(const uint64_t *map, unsigned int nbits, const uint8_t *inner)
 {
 	unsigned int best = 0, carry = 0, w, nwords = (nbits + HPM_WORD_BITS - 1) / HPM_WORD_BITS;
 
-	/* a word at a time: the run carried in from below, the word's inside, the top */
 	for (w = 0; w < nwords; w++) {
 		unsigned int bits = RTE_MIN(nbits - w * HPM_WORD_BITS, HPM_WORD_BITS);
 		uint64_t free_bits = ~map[w] & hpm_bitrun_mask(0, bits);
@@ -190,11 +194,19 @@ hpm_bitrun_longest_clear(const uint64_t *map, unsigned int nbits)
 		}
 		carry += __builtin_ctzll(~free_bits);
 		best = RTE_MAX(best, carry);
-		if ((unsigned int)__builtin_popcountll(free_bits) > best)
+		if (inner != NULL)
+			best = RTE_MAX(best, (unsigned int)inner[w]);
+		else if ((unsigned int)__builtin_popcountll(free_bits) > best)
 			best = RTE_MAX(best, hpm_bitrun_longest_ones(free_bits));
 		carry = bits == HPM_WORD_BITS ? __builtin_clzll(~free_bits) : 0;
 	}
 	return RTE_MAX(best, carry);
+}
+
+unsigned int
+hpm_bitrun_longest_clear(const uint64_t *map, unsigned int nbits)
+{
+	return longest_clear(map, nbits, NULL);
 }
 
 unsigned int
@@ -214,21 +226,5 @@ hpm_bitrun_count_clear_runs(const uint64_t *map, unsigned int nbits)
 unsigned int
 hpm_bitrun_longest_clear_from(const uint64_t *map, unsigned int nbits, const uint8_t *inner)
 {
-	unsigned int best = 0, carry = 0, w, nwords = (nbits + HPM_WORD_BITS - 1) / HPM_WORD_BITS;
-
-	/* the run carried in from below joins the word's low clear bits; inside, the cached */
-	for (w = 0; w < nwords; w++) {
-		unsigned int bits = RTE_MIN(nbits - w * HPM_WORD_BITS, HPM_WORD_BITS);
-		uint64_t free_bits = ~map[w] & hpm_bitrun_mask(0, bits);
-
-		if (free_bits == ~UINT64_C(0)) {
-			carry += HPM_WORD_BITS;
-			continue;
-		}
-		carry += __builtin_ctzll(~free_bits);
-		best = RTE_MAX(best, carry);
-		best = RTE_MAX(best, (unsigned int)inner[w]);
-		carry = bits == HPM_WORD_BITS ? __builtin_clzll(~free_bits) : 0;
-	}
-	return RTE_MAX(best, carry);
+	return longest_clear(map, nbits, inner);
 }
