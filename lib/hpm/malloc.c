@@ -663,11 +663,13 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 			hpm_cache_fill(c, cls, n - cc->len);
 		if (cc->len >= n) {
 			const struct hpm_cache_obj *top = &hpm_cache_objs(cc)[cc->len - n];
+			/* in a local: the state bytes written below could alias it */
+			const uint8_t held = cc->held;
 
 			hpm_cache_set_len(cc, cc->len - n);
 			for (i = 0; i < n; i++) {
 				objs[i] = top[i].p;
-				hpm_blk_state_set(top[i].state, cc->held);
+				hpm_blk_state_set(top[i].state, held);
 				hpm_block_open(objs[i], hpm_cache_class_usable(cls));
 			}
 			hpm_cache_count(&cc->hits, n);
@@ -712,21 +714,23 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	/* in locals: the state bytes written below could alias the unit for the compiler */
 	va = u->va;
 	states = u->state;
-	mask = u->start_mask;
+	/* one test for both: outside the unit (high bits, or below it: wrapped) or not a start */
+	mask = u->start_mask | ~((size_t)HPM_UNIT_SIZE - 1);
 	shift = u->shift;
 	for (i = 0; i < room; i++) {
-		size_t off = (uint8_t *)objs[i] - va;
+		void *p = objs[i]; /* read once: the state byte's store could alias it */
+		size_t off = (uint8_t *)p - va;
 
 		/* the next one goes on only from the same unit, of the same class */
-		if (off >= HPM_UNIT_SIZE || (off & mask) != 0)
+		if ((off & mask) != 0)
 			break;
 		state = &states[off >> shift];
 		if (hpm_blk_state_get(state) != held ||
-			(run >= 0 && hpm_cache_run_class_at(run, objs[i]) != cls))
+			(run >= 0 && hpm_cache_run_class_at(run, p) != cls))
 			break;
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
-		hpm_block_close(u, objs[i], hpm_cache_class_usable((unsigned int)cls));
-		hpm_cache_obj_set(&top[i], objs[i], state);
+		hpm_block_close(u, p, hpm_cache_class_usable((unsigned int)cls));
+		hpm_cache_obj_set(&top[i], p, state);
 	}
 	hpm_cache_set_len(cc, cc->len + i);
 	return i;
