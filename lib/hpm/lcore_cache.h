@@ -213,9 +213,13 @@ struct hpm_lcore_cache {
 	 * that finds the owner dead gives the blocks back (hpm_cache_reap()).
 	 */
 	int owner;
-	/** Run classes that held runs when last counted (every 64th limit update of a run class). */
+	/**
+	 * Run classes that held runs, and their bytes, when last counted (every
+	 * 16th limit update of a run class).
+	 */
 	uint32_t runs_held;
 	uint32_t run_updates;
+	size_t run_bytes;
 	struct hpm_cache_stack_full cls[HPM_CACHE_RUN0];
 	struct hpm_cache_stack_run run[HPM_CACHE_NCLASS - HPM_CACHE_RUN0];
 };
