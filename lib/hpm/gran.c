@@ -179,7 +179,7 @@ page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 	u->gran = g;
 	u->state = g->state;
 	u->shift = (uint8_t)g->shift;
-	u->start_mask = (UINT32_C(1) << g->shift) - 1;
+	u->start_mask = hpm_unit_start_mask(g->shift);
 	u->role = gran_classes[cls].role;
 	relist(gc, g);
 	gc->npages++;

@@ -548,7 +548,7 @@ span_new(struct hpm_heap *h)
 	u->span = s;
 	u->state = s->state;
 	u->shift = 6;
-	u->start_mask = 63;
+	u->start_mask = hpm_unit_start_mask(6);
 	u->role = HPM_UNIT_SPAN;
 	b = span_first(u);
 	end = span_end(u);

@@ -672,7 +672,7 @@ hpm_cache_class_of(const struct hpm_unit *u, const void *p, uint8_t **state)
 	int cls = hpm_cache_role_class[u->role];
 	size_t size;
 
-	if (off >= HPM_UNIT_SIZE || (off & u->start_mask) != 0)
+	if ((off & u->start_mask) != 0) /* outside the unit too */
 		return -1;
 	/* a unit of any role has state bytes to read (unit.h), NONE where it has none */
 	*state = &u->state[off >> u->shift];
@@ -736,7 +736,7 @@ hpm_cache_class_fast(const struct hpm_unit *u, const void *p, uint8_t **state)
 	unsigned int s;
 	int cls;
 
-	if (off >= HPM_UNIT_SIZE || (off & u->start_mask) != 0)
+	if ((off & u->start_mask) != 0) /* outside the unit too */
 		return -1;
 	*state = &u->state[off >> u->shift];
 	s = hpm_blk_state_get(*state);

@@ -714,8 +714,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	/* in locals: the state bytes written below could alias the unit for the compiler */
 	va = u->va;
 	states = u->state;
-	/* one test for both: outside the unit (high bits, or below it: wrapped) or not a start */
-	mask = u->start_mask | ~((size_t)HPM_UNIT_SIZE - 1);
+	mask = u->start_mask; /* outside the unit (below it: wrapped) or not a start */
 	shift = u->shift;
 	for (i = 0; i < room; i++) {
 		void *p = objs[i]; /* read once: the state byte's store could alias it */

@@ -138,7 +138,7 @@ unit_new(struct hpm_slab_set *ss)
 	u->slab = s;
 	u->state = s->state;
 	u->shift = HPM_SLAB_STEP_SHIFT;
-	u->start_mask = (UINT32_C(1) << HPM_SLAB_STEP_SHIFT) - 1;
+	u->start_mask = hpm_unit_start_mask(HPM_SLAB_STEP_SHIFT);
 	u->role = HPM_UNIT_SLAB;
 	LIST_ONCE_ADD(&ss->units, s);
 	ss->nunits++;

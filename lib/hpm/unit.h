@@ -78,8 +78,12 @@ struct hpm_unit {
 	uint16_t socket;
 	/** log2 of the distance between possible block starts (a state byte each). */
 	uint8_t shift;
-	/** (1 << shift) - 1: the offset bits a block start has clear. */
-	uint32_t start_mask;
+	/**
+	 * The offset bits a block start has clear: (1 << shift) - 1, and every
+	 * bit from HPM_UNIT_SIZE up (hpm_unit_start_mask()), so that one test
+	 * also rejects an address outside the unit, below it included.
+	 */
+	uint64_t start_mask;
 	/** Address of the unit's first byte. */
 	uint8_t *va;
 	/**
@@ -122,13 +126,20 @@ struct hpm_unit {
 static_assert(offsetof(struct hpm_unit, index) == RTE_CACHE_LINE_SIZE,
 	"what a free reads is the unit's first line");
 
+/** The start mask of a unit whose block starts are 1 << shift bytes apart. */
+static inline uint64_t
+hpm_unit_start_mask(unsigned int shift)
+{
+	return ((UINT64_C(1) << shift) - 1) | ~(uint64_t)(HPM_UNIT_SIZE - 1);
+}
+
 /** A unit without blocks that have state bytes (free, large): its state reads NONE. */
 static inline void
 hpm_unit_no_blocks(struct hpm_unit *u)
 {
 	u->state = &u->no_state;
 	u->shift = HPM_UNIT_SHIFT;
-	u->start_mask = HPM_UNIT_SIZE - 1;
+	u->start_mask = hpm_unit_start_mask(HPM_UNIT_SHIFT);
 }
 
 /** State byte of a possible block start at p in u (u covers p, u->state set). */
