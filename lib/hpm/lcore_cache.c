@@ -103,14 +103,20 @@ count_runs(struct hpm_lcore_cache *c)
 	c->run_bytes = bytes;
 }
 
-/* What the runs of one cache may hold: its part of the heap's cache share. */
+/* One cache's part of a class's share of the heap: 1/cache_share over the caches. */
 static size_t
-run_budget(const struct hpm_arena *a)
+cache_part(const struct hpm_arena *a)
 {
 	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
-	size_t budget = a->cs.total_bytes / hpm_state->cfg.cache_share / ncaches;
 
-	return RTE_MAX(budget, (size_t)RUN_BUDGET_MIN);
+	return a->cs.total_bytes / hpm_state->cfg.cache_share / ncaches;
+}
+
+/* What the runs of one cache may hold together: its part (cache_part()), 1 MiB at least. */
+static size_t
+run_budget(size_t part)
+{
+	return RTE_MAX(part, (size_t)RUN_BUDGET_MIN);
 }
 
 static void
@@ -118,8 +124,8 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena
 {
 	struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
 	const struct hpm_config *cfg = &hpm_state->cfg;
-	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
-	size_t limit = a->cs.total_bytes / cfg->cache_share / ncaches / hpm_cache_class_bytes(cls);
+	size_t part = cache_part(a);
+	size_t limit = part / hpm_cache_class_bytes(cls);
 
 	uint32_t batch;
 
@@ -146,7 +152,7 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena
 		limit = RTE_MIN(limit, most_limit);
 	} else if (cls >= HPM_CACHE_RUN0) {
 		/* by bytes, not cache_min's blocks: 64 runs of 256 KiB would be 16 MiB idle */
-		size_t budget = run_budget(a);
+		size_t budget = run_budget(part);
 		size_t most;
 
 		/* counted now and then: a look at every run class is 100 loads */
@@ -189,27 +195,26 @@ cache_create(unsigned int lcore, int socket)
 
 	if (c == NULL)
 		return NULL;
-	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
-		hpm_cache_stack(c, i)->cap = hpm_cache_class_cap(i);
-		hpm_cache_stack(c, i)->held = hpm_cache_user_state(i);
-	}
 	c->socket = socket;
 	c->lcore = lcore;
 	c->owner = hpm_lock_self;
-	/* the least; the first refill, under the lock, sets what the heap allows */
 	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
-		hpm_cache_stack(c, i)->limit = RTE_MAX(hpm_state->cfg.cache_min, 1u);
+		struct hpm_cache_stack *cc = hpm_cache_stack(c, i);
+
+		cc->cap = hpm_cache_class_cap(i);
+		cc->held = hpm_cache_user_state(i);
+		/* the least; the first refill, under the lock, sets what the heap allows */
+		cc->limit = RTE_MAX(hpm_state->cfg.cache_min, 1u);
 		/* runs: no more than their bytes allow, before as after the first refill */
 		if (i >= HPM_CACHE_RUN0) {
 			uint32_t most = RUN_LIMIT_BYTES / (uint32_t)hpm_cache_class_bytes(i);
 
 			most = RTE_MAX(most, 2u);
-			hpm_cache_stack(c, i)->limit = RTE_MIN(hpm_cache_stack(c, i)->limit, most);
+			cc->limit = RTE_MIN(cc->limit, most);
 		}
 		/* never past the stack: a free before any refill pushes up to the limit */
-		hpm_cache_stack(c, i)->limit =
-			RTE_MIN(hpm_cache_stack(c, i)->limit, hpm_cache_stack(c, i)->cap);
-		hpm_cache_stack(c, i)->batch = RTE_MAX(hpm_cache_stack(c, i)->limit / 2, 1u);
+		cc->limit = RTE_MIN(cc->limit, cc->cap);
+		cc->batch = RTE_MAX(cc->limit / 2, 1u);
 	}
 	return c;
 }
@@ -642,9 +647,8 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 			 * of at least one run a class would otherwise let 100 classes
 			 * hold one each (test_soak: 5.6 MiB a cache against 2.7).
 			 */
-			if (cls >= HPM_CACHE_RUN0 && c->run_bytes > run_budget(a)) {
+			if (cls >= HPM_CACHE_RUN0 && c->run_bytes > run_budget(cache_part(a))) {
 				struct hpm_cache_obj o = {.p = p, .state = state};
-
 				size_t gone = (size_t)(cc->len + 1) * hpm_cache_class_bytes(cls);
 
 				if (cc->len != 0)

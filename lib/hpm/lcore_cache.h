@@ -750,6 +750,21 @@ hpm_cache_class_fast(const struct hpm_unit *u, const void *p, uint8_t **state)
 }
 
 /**
+ * The class a free takes a block in: the one a cache wrote in its state
+ * byte, else (a block the locked path handed out) its header's, frame's or
+ * role's; -1 for none.
+ */
+static __rte_always_inline int
+hpm_cache_class_free(const struct hpm_unit *u, const void *p, uint8_t **state)
+{
+	int cls = hpm_cache_class_fast(u, p, state);
+
+	if (unlikely(cls < 0))
+		cls = hpm_cache_class_of(u, p, state);
+	return cls;
+}
+
+/**
  * Add at least want blocks (at least a batch, within the capacity) to a
  * class under one lock round-trip; the stack's new length.
  */

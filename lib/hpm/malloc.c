@@ -395,8 +395,7 @@ free_miss(void *ptr)
 
 	/* the class a cache wrote (granule runs have no other), else the block's */
 	if (c != NULL && u->socket == c->socket &&
-		((cls = hpm_cache_class_fast(u, ptr, &state)) >= 0 ||
-			(cls = hpm_cache_class_of(u, ptr, &state)) >= 0)) {
+		(cls = hpm_cache_class_free(u, ptr, &state)) >= 0) {
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
 		hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 		hpm_cache_flush_push(c, cls, ptr, state);
@@ -429,8 +428,8 @@ free_fast(void *ptr)
 	 * from the state byte a cache wrote when it handed the block out; a block
 	 * the locked path handed out has none there: from its header, frame or role.
 	 */
-	cls = hpm_cache_class_fast(u, ptr, &state);
-	if (unlikely(cls < 0) && (cls = hpm_cache_class_of(u, ptr, &state)) < 0)
+	cls = hpm_cache_class_free(u, ptr, &state);
+	if (unlikely(cls < 0))
 		return free_slow(ptr);
 	cc = hpm_cache_stack(c, cls);
 	HPM_CACHE_LAUNDER(cc);
