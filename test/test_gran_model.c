@@ -8,9 +8,10 @@
  * run's length, and the bitmaps must equal the model's at every step. Then
  * the bitmap engine alone on a table of 16384 granules, seed 000's size.
  * Then a socket's pages of 4 KiB granules on anonymous memory: every run
- * comes from the lowest page (by unit ordinal) that has room for it, or a
- * lower page cannot surely hold it (a free run of n + align - 1), a new
- * page takes the lowest free unit, and a drain gives every unit back.
+ * comes from the page of the lowest bin (by longest free run) and the lowest
+ * unit ordinal in it that has room for it, or a page that would come first
+ * cannot surely hold it (a free run of n + align - 1), a new page takes the
+ * lowest free unit, and a drain gives every unit back.
  */
 
 #include <inttypes.h>
@@ -298,6 +299,15 @@ model_longest(const struct model *m)
 	return longest;
 }
 
+/* The bin of a page whose longest free run is longest (1 or more): two an octave. */
+static unsigned int
+model_bin(unsigned int longest)
+{
+	unsigned int f = rte_fls_u32(longest) - 1;
+
+	return longest <= 1 ? 0 : 2 * f - 1 + (longest >= 3u << (f - 1));
+}
+
 /* Check one allocation of n granules aligned align at p against the model; the page's ordinal. */
 static bool
 set_check_alloc(struct set_env *e, uint8_t *p, unsigned int n, unsigned int align)
@@ -331,20 +341,27 @@ set_check_alloc(struct set_env *e, uint8_t *p, unsigned int n, unsigned int alig
 		return false;
 	}
 	/*
-	 * No lower page surely had room: a free run of n + align - 1 granules,
-	 * rounded up to a bin's least (1, 2, 3, 4, 6, 8, 12 ...): the search
-	 * passes over a few pages of lower bins that may not fit, then only
-	 * looks at the bins that must.
+	 * Best fit by page: no page of a lower bin (1, 2, 3, 4, 6, 8, 12 ...
+	 * granules of longest free run), nor a lower page of the same bin, surely
+	 * had room: a free run of n + align - 1 granules, rounded up to a bin's
+	 * least (the search passes over a few pages that may not fit, then only
+	 * looks at the bins that must).
 	 */
 	for (sure = 1; sure < n + align - 1;)
 		sure = (sure & (sure - 1)) != 0 ? sure / 3 * 4 : sure == 1 ? 2 : sure + sure / 2;
-	for (q = 0; q < u->ord; q++)
-		if (set_known[q] && model_longest(&set_pages[q]) >= sure) {
+	for (q = 0; q < SET_PAGES; q++) {
+		unsigned int longest = set_known[q] ? model_longest(&set_pages[q]) : 0;
+
+		if (q == u->ord || longest < sure)
+			continue;
+		if (model_bin(longest) < model_bin(model_longest(m)) ||
+			(model_bin(longest) == model_bin(model_longest(m)) && q < u->ord)) {
 			CHECK(false,
-				"%u granules align %u on page %u: page %u has a free run of %u", n,
-				align, u->ord, q, model_longest(&set_pages[q]));
+				"%u granules align %u on page %u (free run %u): page %u has a free run of %u",
+				n, align, u->ord, model_longest(m), q, longest);
 			return false;
 		}
+	}
 	model_take(m, pos, n);
 	return true;
 }

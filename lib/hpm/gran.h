@@ -90,12 +90,13 @@ struct hpm_gran {
 #define HPM_GRAN_OWNERS (RTE_MAX_LCORE + 128)
 
 /**
- * Pages of one granule size in an arena. A bin is a bitmap over the pages'
+ * Pages of one granule size in an arena. A level is a bitmap over the pages'
  * unit ordinals (chunk.h), with a summary bit per word and per segment, so
- * that the lowest page of any set of bins is a few count-trailing-zeros
- * away: runs are cut from the lowest pages that have room (address-ordered
- * first fit, by page), which keeps live runs packed in few pages and lets the
- * others empty and go back (the soak: 98 pages of runs held, 77 this way).
+ * that the lowest page of any level is a few count-trailing-zeros away; a
+ * bin is a level less the next. A run is cut from the page of the lowest
+ * bin that has room, the lowest such page in it (best fit by page, then
+ * address order): long free runs stay whole for long runs, live runs pack
+ * into few pages and the others empty and go back.
  */
 struct hpm_gran_class {
 	/** Bit s of segs_with[b]: segment s has a page in bin b. */
@@ -104,6 +105,8 @@ struct hpm_gran_class {
 	struct hpm_gran_bseg *segs[HPM_GRAN_NBSEG];
 	/** Bit b set when bin b is not empty. */
 	uint32_t binmask;
+	/** Pages whose longest free run is in bin b exactly (level b, not level b + 1). */
+	uint32_t inbin[HPM_GRAN_NBIN];
 	uint32_t npages;
 	/** Pages with every granule free; one is kept, more go back to the chunk. */
 	uint32_t nempty;
