@@ -15,7 +15,8 @@
  * the run (after the first minute at least; runs shorter than 90 s: the
  * second half) is within 10% (or two growth steps) of its peak before.
  *
- * usage: test_soak [--duration SECONDS] [--dump]   (EAL with two lcores: -l 0-1)
+ * usage: test_soak [--duration SECONDS] [--dump] [--cache-share N] [--cache-min N]
+ *        [--cache-max N]   (EAL with two lcores: -l 0-1; the --cache-* set hpm_config's)
  */
 
 #include <errno.h>
@@ -463,11 +464,18 @@ main(int argc, char **argv)
 	double seconds = 60;
 	int i, rc;
 
+	hpm_config_defaults(&cfg);
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--duration") && i + 1 < argc)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--dump"))
 			dump = true;
+		else if (!strcmp(argv[i], "--cache-share") && i + 1 < argc)
+			cfg.cache_share = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cache-min") && i + 1 < argc)
+			cfg.cache_min = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cache-max") && i + 1 < argc)
+			cfg.cache_max = (unsigned int)atoi(argv[++i]);
 	if (test_eal_init("soak", "-l", "0-1", "--no-pci", NULL) != 0)
 		return TEST_SKIP;
 	worker_lcore = rte_get_next_lcore(-1, 1, 0);
@@ -475,7 +483,6 @@ main(int argc, char **argv)
 		printf("needs two lcores: skipped\n");
 		return test_end("soak") == 0 ? TEST_SKIP : 1;
 	}
-	hpm_config_defaults(&cfg);
 	cfg.source = HPM_SOURCE_EAL;
 	eal_mapped = test_hugetlb_mapped();
 	rc = hpm_init(&cfg);
