@@ -432,6 +432,8 @@ do_realloc(struct counts *c)
 	size_t size, align;
 	uint8_t *p;
 
+	size_t old_usable = hpm_malloc_usable_size(old.p);
+
 	pick(&size, &align);
 	p = hpm_realloc(old.p, size, align);
 	if (p == NULL) {
@@ -442,6 +444,14 @@ do_realloc(struct counts *c)
 		return;
 	}
 	c->in_place += p == old.p;
+	/*
+	 * A block of granules or of a size class (more than 8 KiB, less than a
+	 * unit) shrunk below half of it moves: left in place, it would pin
+	 * memory placed for the larger block.
+	 */
+	CHECK(p != old.p || size >= old_usable / 2 || old_usable <= 8192 ||
+			old_usable >= (size_t)2 << 20,
+		"realloc %p (%zu B usable) to %zu B stayed in place", old.p, old_usable, size);
 	/* the common prefix moved with the block */
 	CHECK(intact_below(p, old.size, old.seed, size), "realloc %p (%zu B) -> %p (%zu B): lost",
 		old.p, old.size, p, size);
