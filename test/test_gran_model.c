@@ -313,7 +313,7 @@ static bool
 set_check_alloc(struct set_env *e, uint8_t *p, unsigned int n, unsigned int align)
 {
 	struct hpm_unit *u = hpm_pagemap_lookup(&e->pm, p);
-	unsigned int pos, q, sure;
+	unsigned int pos, q, sure, own;
 	struct model *m;
 	int want;
 
@@ -349,16 +349,17 @@ set_check_alloc(struct set_env *e, uint8_t *p, unsigned int n, unsigned int alig
 	 */
 	for (sure = 1; sure < n + align - 1;)
 		sure = (sure & (sure - 1)) != 0 ? sure / 3 * 4 : sure == 1 ? 2 : sure + sure / 2;
+	own = model_longest(m);
 	for (q = 0; q < SET_PAGES; q++) {
 		unsigned int longest = set_known[q] ? model_longest(&set_pages[q]) : 0;
 
 		if (q == u->ord || longest < sure)
 			continue;
-		if (model_bin(longest) < model_bin(model_longest(m)) ||
-			(model_bin(longest) == model_bin(model_longest(m)) && q < u->ord)) {
+		if (model_bin(longest) < model_bin(own) ||
+			(model_bin(longest) == model_bin(own) && q < u->ord)) {
 			CHECK(false,
 				"%u granules align %u on page %u (free run %u): page %u has a free run of %u",
-				n, align, u->ord, model_longest(m), q, longest);
+				n, align, u->ord, own, q, longest);
 			return false;
 		}
 	}

@@ -430,9 +430,8 @@ do_realloc(struct counts *c)
 	unsigned int k = test_rand(&rs) % nlive;
 	struct block old = live[k];
 	size_t size, align;
-	uint8_t *p;
-
 	size_t old_usable = hpm_malloc_usable_size(old.p);
+	uint8_t *p;
 
 	pick(&size, &align);
 	p = hpm_realloc(old.p, size, align);

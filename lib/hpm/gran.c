@@ -65,7 +65,6 @@ level_mark(struct hpm_gran_class *gc, unsigned int k, unsigned int ord, bool on)
 		seg->words[k][w] |= UINT64_C(1) << (ord % 64);
 		seg->sums[k] |= UINT64_C(1) << w;
 		gc->segs_with[k] |= UINT32_C(1) << (ord / HPM_GRAN_BSEG);
-		gc->binmask |= UINT32_C(1) << k;
 		return;
 	}
 	seg->words[k][w] &= ~(UINT64_C(1) << (ord % 64));
@@ -75,8 +74,6 @@ level_mark(struct hpm_gran_class *gc, unsigned int k, unsigned int ord, bool on)
 	if (seg->sums[k] != 0)
 		return;
 	gc->segs_with[k] &= ~(UINT32_C(1) << (ord / HPM_GRAN_BSEG));
-	if (gc->segs_with[k] == 0)
-		gc->binmask &= ~(UINT32_C(1) << k);
 }
 
 /*
@@ -330,7 +327,9 @@ run_take(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 			if (*pos >= 0)
 				break;
 			if (misaligned != 0 && --misaligned == 0) {
-				bin = RTE_MAX(bin, sure_bin - 1);
+				/* on from sure_bin (the loop's increment), if it is further */
+				if (sure_bin > bin + 1)
+					bin = sure_bin - 1;
 				break;
 			}
 		}
@@ -736,9 +735,9 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 }
 
 /*
- * A class's levels: a summary bit for each word and segment with a page, a
- * mask bit for each level with one, and listed bits in all (each page's
- * levels; check_page() found each page in its own).
+ * A class's levels: a summary bit for each word and segment with a page,
+ * listed bits in all (each page's levels; check_page() found each page in
+ * its own), and each bin's count of pages.
  */
 static unsigned int
 check_bins(const struct hpm_gran_class *gc, unsigned int cls, unsigned int listed,
@@ -774,11 +773,6 @@ check_bins(const struct hpm_gran_class *gc, unsigned int cls, unsigned int liste
 			HPM_LOG(ERR,
 				"check: granule class %u: %u pages counted in bin %u, %u there",
 				cls, gc->inbin[bin], bin, inbin[bin]);
-			bad++;
-		}
-		if ((gc->segs_with[bin] != 0) != !!(gc->binmask & (UINT32_C(1) << bin))) {
-			HPM_LOG(ERR, "check: granule class %u: bin %u and its mask bit disagree",
-				cls, bin);
 			bad++;
 		}
 	}

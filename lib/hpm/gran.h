@@ -103,8 +103,6 @@ struct hpm_gran_class {
 	uint32_t segs_with[HPM_GRAN_NBIN];
 	/** Bins' bits by segment of ordinals, made as needed, kept until the end. */
 	struct hpm_gran_bseg *segs[HPM_GRAN_NBSEG];
-	/** Bit b set when bin b is not empty. */
-	uint32_t binmask;
 	/** Pages whose longest free run is in bin b exactly (level b, not level b + 1). */
 	uint32_t inbin[HPM_GRAN_NBIN];
 	uint32_t npages;
