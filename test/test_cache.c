@@ -940,6 +940,79 @@ classes_match_routes(bool small_heap)
 	}
 }
 
+/* Bytes the main lcore's cache holds. */
+static size_t
+main_cached(void)
+{
+	struct hpm_cache_stats cs;
+
+	return hpm_cache_stats(rte_lcore_id(), -1, &cs) == 0 ? cs.bytes : SIZE_MAX;
+}
+
+/*
+ * A 120 KiB block (a run of 32 granules) and a 32 KiB one (8), freed:
+ * whether the cache kept each, and the heap's live bytes back where they
+ * were. Bulk and realloc too.
+ */
+static void
+lean_case(bool lean)
+{
+	struct rte_malloc_socket_stats s0, s;
+	void *objs[4], *p;
+	size_t held;
+	int rc;
+
+	hpm_cache_flush();
+	CHECK(main_cached() == 0, "%s: the cache is empty after a flush",
+		lean ? "lean" : "default");
+	CHECK(hpm_malloc_get_socket_stats(rte_socket_id(), &s0) == 0, "stats");
+	p = hpm_malloc(NULL, 120 << 10, 4096);
+	CHECK(p != NULL, "120 KiB");
+	hpm_free(p);
+	held = main_cached();
+	CHECK(lean ? held == 0 : held >= (120u << 10),
+		"%s: a freed 120 KiB run is %s the cache (it holds %zu bytes)",
+		lean ? "lean" : "default", lean ? "not kept by" : "kept by", held);
+	p = hpm_malloc(NULL, 32 << 10, 4096);
+	CHECK(p != NULL, "32 KiB");
+	hpm_free(p);
+	CHECK(main_cached() >= held + (32u << 10), "%s: a freed 32 KiB run is kept (%zu bytes)",
+		lean ? "lean" : "default", main_cached());
+	hpm_cache_flush();
+	rc = hpm_malloc_bulk(objs, RTE_DIM(objs), 200 << 10, 65536, SOCKET_ID_ANY);
+	CHECK(rc == 0, "bulk of 200 KiB blocks: %d", rc);
+	if (rc == 0) {
+		CHECK(((uintptr_t)objs[0] & 65535) == 0, "aligned");
+		hpm_free_bulk(objs, RTE_DIM(objs));
+	}
+	CHECK(!lean || main_cached() == 0, "lean: bulk frees of long runs are not kept (%zu bytes)",
+		main_cached());
+	p = hpm_malloc(NULL, 8 << 10, 4096);
+	p = p != NULL ? hpm_realloc(p, 160 << 10, 4096) : NULL;
+	CHECK(p != NULL && ((uintptr_t)p & 4095) == 0, "realloc 8 -> 160 KiB");
+	p = p != NULL ? hpm_realloc(p, 12 << 10, 4096) : NULL;
+	CHECK(p != NULL, "realloc 160 -> 12 KiB");
+	hpm_free(p);
+	hpm_cache_flush();
+	CHECK(hpm_malloc_get_socket_stats(rte_socket_id(), &s) == 0 &&
+			s.alloc_count == s0.alloc_count &&
+			s.heap_allocsz_bytes == s0.heap_allocsz_bytes,
+		"%s: live blocks and bytes back to %u and %zu (%u, %zu)", lean ? "lean" : "default",
+		s0.alloc_count, s0.heap_allocsz_bytes, s.alloc_count, s.heap_allocsz_bytes);
+	CHECK(hpm_heap_check() == 0, "%s: heap check", lean ? "lean" : "default");
+}
+
+/* HPM_CFG_F_LEAN_CACHE: runs over 64 KiB bypass the caches; the defaults keep them. */
+static void
+lean_cache(struct hpm_config *cfg)
+{
+	lean_case(false);
+	hpm_fini();
+	cfg->flags |= HPM_CFG_F_LEAN_CACHE;
+	CHECK(hpm_init(cfg) == 0, "hpm_init, lean caches");
+	lean_case(true);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -983,6 +1056,7 @@ main(int argc, char **argv)
 	bulk_dry(64, 0);
 	bulk_dry(8192, 4096);
 	CHECK(hpm_heap_check() == 0, "heap check at the end");
+	lean_cache(&cfg);
 	hpm_fini();
 	return test_end("cache");
 }

@@ -16,7 +16,8 @@
  * second half) is within 10% (or two growth steps) of its peak before.
  *
  * usage: test_soak [--duration SECONDS] [--dump] [--cache-share N] [--cache-min N]
- *        [--cache-max N]   (EAL with two lcores: -l 0-1; the --cache-* set hpm_config's)
+ *        [--cache-max N] [--lean]   (EAL with two lcores: -l 0-1; the --cache-* set
+ *        hpm_config's, --lean HPM_CFG_F_LEAN_CACHE)
  */
 
 #include <errno.h>
@@ -476,6 +477,8 @@ main(int argc, char **argv)
 			cfg.cache_min = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--cache-max") && i + 1 < argc)
 			cfg.cache_max = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--lean"))
+			cfg.flags |= HPM_CFG_F_LEAN_CACHE;
 	if (test_eal_init("soak", "-l", "0-1", "--no-pci", NULL) != 0)
 		return TEST_SKIP;
 	worker_lcore = rte_get_next_lcore(-1, 1, 0);

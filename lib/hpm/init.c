@@ -71,7 +71,7 @@ config_check(const struct hpm_config *cfg)
 			cfg->hugepage_size != (UINT64_C(1) << 30)) ||
 		(cfg->flags &
 			~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE | HPM_CFG_F_DEBUG |
-				HPM_CFG_F_SMALL_HEAP)) != 0 ||
+				HPM_CFG_F_SMALL_HEAP | HPM_CFG_F_LEAN_CACHE)) != 0 ||
 		cfg->cache_max > HPM_CACHE_CAP ||
 		(cfg->cache_max != 0 && cfg->cache_min > cfg->cache_max) || cfg->cache_share == 0 ||
 		cfg->fake_sockets > RTE_MAX_NUMA_NODES)

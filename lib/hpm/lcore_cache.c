@@ -20,6 +20,9 @@ HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 uint64_t hpm_cache_gen = 1;
 struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
 uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
+unsigned int hpm_cache_run_keep = HPM_CACHE_RUN_MAX >> 12;
+/* HPM_CFG_F_LEAN_CACHE: runs up to 64 KiB */
+#define LEAN_RUN_KEEP 16u
 
 void
 hpm_cache_small_classes(bool small_heap)
@@ -182,7 +185,12 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena
 	limit = RTE_MIN(limit, (size_t)cc->cap);
 	if (cc->batch > limit / 2)
 		cc->batch = limit > 1 ? (uint32_t)limit / 2 : 1;
-	__atomic_store_n(&cc->limit, (uint32_t)RTE_MAX(limit, (size_t)1), __ATOMIC_SEQ_CST);
+	/* a class the caches do not keep: both hit paths miss, and the misses take the lock */
+	if (!hpm_cache_keeps(cls))
+		limit = 0;
+	else
+		limit = RTE_MAX(limit, (size_t)1);
+	__atomic_store_n(&cc->limit, (uint32_t)limit, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&cc->drain, __ATOMIC_SEQ_CST) != 0)
 		__atomic_store_n(&cc->limit, 0, __ATOMIC_RELAXED);
 }
@@ -213,7 +221,7 @@ cache_create(unsigned int lcore, int socket)
 			cc->limit = RTE_MIN(cc->limit, most);
 		}
 		/* never past the stack: a free before any refill pushes up to the limit */
-		cc->limit = RTE_MIN(cc->limit, cc->cap);
+		cc->limit = hpm_cache_keeps(i) ? RTE_MIN(cc->limit, cc->cap) : 0;
 		cc->batch = RTE_MAX(cc->limit / 2, 1u);
 	}
 	return c;
@@ -582,6 +590,9 @@ flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
 {
 	unsigned int i;
 
+	/* no runs held now (the count would otherwise wait for its next turn) */
+	c->runs_held = 0;
+	c->run_bytes = 0;
 	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
 		__atomic_store_n(&hpm_cache_stack(c, i)->drain, 0, __ATOMIC_RELAXED);
 		if (hpm_cache_stack(c, i)->len != 0)
@@ -846,6 +857,9 @@ hpm_cache_init_process(void)
 {
 	hpm_chunk_set_reclaim(reclaim_chunks);
 	hpm_cache_small_classes((hpm_state->cfg.flags & HPM_CFG_F_SMALL_HEAP) != 0);
+	hpm_cache_run_keep = (hpm_state->cfg.flags & HPM_CFG_F_LEAN_CACHE)
+		? LEAN_RUN_KEEP
+		: HPM_CACHE_RUN_MAX >> 12;
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =

@@ -493,6 +493,20 @@ extern uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
 /** Fill hpm_cache_small_class[] with the heap's classes (small_heap) or the size-class pages'. */
 void hpm_cache_small_classes(bool small_heap);
 
+/** Longest granule run the caches keep, in granules (HPM_CFG_F_LEAN_CACHE: 16; else 64). */
+extern unsigned int hpm_cache_run_keep __attribute__((visibility("hidden")));
+
+/**
+ * Whether the caches keep blocks of class cls. The classes they do not keep
+ * (long runs, HPM_CFG_F_LEAN_CACHE) have a limit of 0, so that both hit
+ * paths miss; the miss paths ask this and take the lock.
+ */
+static inline bool
+hpm_cache_keeps(unsigned int cls)
+{
+	return cls < HPM_CACHE_RUN0 || hpm_cache_run_granules(cls) <= hpm_cache_run_keep;
+}
+
 /* Per run length in granules (1 to 64): the index of the shortest run class that holds it. */
 static const uint8_t hpm_cache_run_fit[65] = {0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 9, 10, 10, 11, 11,
 	12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 16, 16,

@@ -242,7 +242,7 @@ alloc_miss(const char *type, size_t size, unsigned int align, int socket, unsign
 
 	if (c != NULL && (align & (align - 1)) == 0 &&
 		(socket == SOCKET_ID_ANY || socket == c->socket) &&
-		(cls = hpm_cache_class(size, align)) >= 0) {
+		(cls = hpm_cache_class(size, align)) >= 0 && hpm_cache_keeps((unsigned int)cls)) {
 		p = hpm_cache_refill(c, cls);
 		if (p != NULL) {
 			hpm_block_open(p, hpm_cache_class_usable(cls));
@@ -395,7 +395,8 @@ free_miss(void *ptr)
 
 	/* the class a cache wrote (granule runs have no other), else the block's */
 	if (c != NULL && u->socket == c->socket &&
-		(cls = hpm_cache_class_free(u, ptr, &state)) >= 0) {
+		(cls = hpm_cache_class_free(u, ptr, &state)) >= 0 &&
+		hpm_cache_keeps((unsigned int)cls)) {
 		hpm_blk_state_set(state, HPM_BLK_CACHED);
 		hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
 		hpm_cache_flush_push(c, cls, ptr, state);
@@ -662,7 +663,7 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 	HPM_POISON_SYNC();
 	if (c != NULL && (align & (align - 1)) == 0 &&
 		(socket == SOCKET_ID_ANY || socket == c->socket) &&
-		(cls = hpm_cache_class(size, align)) >= 0) {
+		(cls = hpm_cache_class(size, align)) >= 0 && hpm_cache_keeps((unsigned int)cls)) {
 		struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
 
 		/* one refill of the whole shortfall: one lock round-trip */
