@@ -333,12 +333,16 @@ check_stacks(const char *when)
 
 		for (cls = 0; c != NULL && cls < HPM_CACHE_NCLASS; cls++) {
 			const struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
+			/* their owners write them meanwhile (relaxed atomics, as statistics read
+			 * them) */
+			uint32_t len = __atomic_load_n(&cc->len, __ATOMIC_RELAXED);
+			uint32_t limit = __atomic_load_n(&cc->limit, __ATOMIC_RELAXED);
 
-			if (cc->len > cc->cap || cc->limit > cc->cap ||
+			if (len > cc->cap || limit > cc->cap ||
 				cc->cap != hpm_cache_class_cap(cls)) {
 				if (bad++ < 3)
 					printf("%s: cache %u class %u: len %u limit %u cap %u\n",
-						when, slot, cls, cc->len, cc->limit, cc->cap);
+						when, slot, cls, len, limit, cc->cap);
 			}
 		}
 	}
@@ -1002,6 +1006,40 @@ lean_case(bool lean)
 	CHECK(hpm_heap_check() == 0, "%s: heap check", lean ? "lean" : "default");
 }
 
+/*
+ * A run request finds a cached run of its length that is more aligned than
+ * it asks: a 40 KiB block at 64 KiB alignment, freed, serves 40 KiB at 4, 8,
+ * 16 and 32 KiB alignment, without a refill from the heap.
+ */
+static void
+run_alignments(void)
+{
+	unsigned int k;
+
+	for (k = 12; k <= 15; k++) {
+		struct hpm_cache_stats before, after;
+		void *p, *q;
+
+		hpm_cache_flush();
+		p = hpm_malloc(NULL, 40 << 10, 65536);
+		CHECK(p != NULL && ((uintptr_t)p & 65535) == 0, "40 KiB at 64 KiB alignment");
+		hpm_free(p);
+		CHECK(hpm_cache_stats(rte_lcore_id(), -1, &before) == 0, "cache stats");
+		q = hpm_malloc(NULL, 40 << 10, 1u << k);
+		CHECK(hpm_cache_stats(rte_lcore_id(), -1, &after) == 0, "cache stats");
+		CHECK(q == p && after.misses == before.misses,
+			"40 KiB at 2^%u alignment: the cached 64 KiB-aligned run %p, no refill (got %p, "
+			"%" PRIu64 " misses more)",
+			k, p, q, after.misses - before.misses);
+		hpm_free(q);
+		/* freed again, it goes back to the class of its address's alignment */
+		q = hpm_malloc(NULL, 40 << 10, 65536);
+		CHECK(q == p, "then at 64 KiB alignment again: %p (got %p)", p, q);
+		hpm_free(q);
+	}
+	CHECK(hpm_heap_check() == 0, "heap check after runs across alignments");
+}
+
 /* HPM_CFG_F_LEAN_CACHE: runs over 64 KiB bypass the caches; the defaults keep them. */
 static void
 lean_cache(struct hpm_config *cfg)
@@ -1056,6 +1094,7 @@ main(int argc, char **argv)
 	bulk_dry(64, 0);
 	bulk_dry(8192, 4096);
 	CHECK(hpm_heap_check() == 0, "heap check at the end");
+	run_alignments();
 	lean_cache(&cfg);
 	hpm_fini();
 	return test_end("cache");

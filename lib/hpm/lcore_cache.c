@@ -176,7 +176,8 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena
 	}
 	cc->batch = batch;
 	/*
-	 * At least 1: a limit of 0 asks for a drain (hpm_cache_request_drain()).
+	 * At least 1 for a class the caches keep: a limit of 0 asks for a drain
+	 * (hpm_cache_request_drain()).
 	 * A drain asked while the limit is stored keeps its limit 0: the
 	 * requester stores the flag, then 0, this side the limit, then reads the
 	 * flag, all sequentially consistent (no fence: ThreadSanitizer has none),
@@ -529,12 +530,42 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	return cc->len;
 }
 
+/*
+ * A run of the same length but more aligned than class cls asks, from the
+ * cache's own stacks, or NULL. A free puts a run in the class of its
+ * address's alignment, and most requests ask for less: without this, the
+ * more aligned stacks fill and flush while the less aligned ones refill.
+ */
+static struct hpm_cache_obj *
+run_more_aligned(struct hpm_lcore_cache *c, unsigned int cls)
+{
+	unsigned int more;
+
+	for (more = cls + HPM_CACHE_RUN_NLEN; more < HPM_CACHE_NCLASS; more += HPM_CACHE_RUN_NLEN) {
+		struct hpm_cache_stack *dc = hpm_cache_stack(c, more);
+
+		if (dc->len != 0 && !hpm_cache_drain_asked(dc)) {
+			hpm_cache_set_len(dc, dc->len - 1);
+			return &hpm_cache_objs(dc)[dc->len];
+		}
+	}
+	return NULL;
+}
+
 void *
 hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
 {
 	struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
 
 	struct hpm_cache_obj *o;
+
+	/* the same state byte: a run's holds its length's class, whatever its alignment */
+	if (cls >= HPM_CACHE_RUN0 && cc->len == 0 && !hpm_cache_drain_asked(cc) &&
+		(o = run_more_aligned(c, cls)) != NULL) {
+		hpm_blk_state_set(o->state, cc->held);
+		hpm_cache_count(&cc->hits, 1);
+		return o->p;
+	}
 
 	/* a miss with blocks: more than the limit (pop one), or a drain asked (limit 0) */
 	if ((cc->len == 0 || hpm_cache_drain_asked(cc)) && hpm_cache_fill(c, cls, cc->batch) == 0)
