@@ -135,8 +135,8 @@ enum hpm_source_kind {
  * take the socket's lock, every allocation and free. Each kind of long run
  * a cache keeps is one idle block of up to 256 KiB that also keeps its page
  * from emptying: test_soak held 230 -> 214 MiB, malloc_perf's mixed
- * held/live 1.63 -> 1.54, at 15-20% more time per operation in mixed
- * (doc/guides/tuning.rst).
+ * held/live 1.66 -> 1.59, at 1.2-1.6 times the time per operation in
+ * mixed (doc/guides/tuning.rst).
  */
 #define HPM_CFG_F_LEAN_CACHE RTE_BIT32(4)
 
