@@ -20,9 +20,10 @@ HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 uint64_t hpm_cache_gen = 1;
 struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
 uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
-unsigned int hpm_cache_run_keep = HPM_CACHE_RUN_MAX >> 12;
-/* HPM_CFG_F_LEAN_CACHE: runs up to 64 KiB */
-#define LEAN_RUN_KEEP 16u
+/* Runs the caches keep, in granules: all of them, or up to 64 KiB (HPM_CFG_F_LEAN_CACHE) */
+#define RUN_KEEP_ALL (HPM_CACHE_RUN_MAX >> 12)
+#define RUN_KEEP_LEAN 16u
+unsigned int hpm_cache_run_keep = RUN_KEEP_ALL;
 
 void
 hpm_cache_small_classes(bool small_heap)
@@ -187,10 +188,7 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena
 	if (cc->batch > limit / 2)
 		cc->batch = limit > 1 ? (uint32_t)limit / 2 : 1;
 	/* a class the caches do not keep: both hit paths miss, and the misses take the lock */
-	if (!hpm_cache_keeps(cls))
-		limit = 0;
-	else
-		limit = RTE_MAX(limit, (size_t)1);
+	limit = hpm_cache_keeps(cls) ? RTE_MAX(limit, (size_t)1) : 0;
 	__atomic_store_n(&cc->limit, (uint32_t)limit, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&cc->drain, __ATOMIC_SEQ_CST) != 0)
 		__atomic_store_n(&cc->limit, 0, __ATOMIC_RELAXED);
@@ -888,9 +886,8 @@ hpm_cache_init_process(void)
 {
 	hpm_chunk_set_reclaim(reclaim_chunks);
 	hpm_cache_small_classes((hpm_state->cfg.flags & HPM_CFG_F_SMALL_HEAP) != 0);
-	hpm_cache_run_keep = (hpm_state->cfg.flags & HPM_CFG_F_LEAN_CACHE)
-		? LEAN_RUN_KEEP
-		: HPM_CACHE_RUN_MAX >> 12;
+	hpm_cache_run_keep =
+		(hpm_state->cfg.flags & HPM_CFG_F_LEAN_CACHE) ? RUN_KEEP_LEAN : RUN_KEEP_ALL;
 	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =
