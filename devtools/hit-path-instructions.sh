@@ -3,19 +3,28 @@
 #
 # Instructions per operation on the cache hit path, counted by callgrind:
 # bench_hit_path run with COUNT operations and with 0, the difference divided
-# by COUNT. Deterministic, so it compares builds on a busy machine.
-# Usage: devtools/hit-path-instructions.sh [BUILD_DIR] [KIND...]
+# by COUNT. Deterministic, so it compares builds on a busy machine. The
+# mempool-* kinds are the reference: rte_mempool's get+put and bulk, the same way.
+# Usage: devtools/hit-path-instructions.sh [--time] [BUILD_DIR] [KIND...]
 #   LIB_DIR=dir  runs the same benchmark on another build's libhpm.so
 #                (e.g. the commit before a change: before and after)
+#   --time       times each kind instead (bench_hit_path's windows: the
+#                fastest, p10, median ns), three turns; with LIB_DIR, that
+#                build and this one in turns
 set -euo pipefail
 
+timed=false
+if [ "${1:-}" = --time ]; then
+	timed=true
+	shift
+fi
 build=${1:-build}
 shift || true
 kinds=("$@")
-[ ${#kinds[@]} -gt 0 ] || kinds=(pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64)
+[ ${#kinds[@]} -gt 0 ] || kinds=(pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64 \
+	mempool-pair64 mempool-bulk64)
 bench=$build/test/bench_hit_path
 count=20000
-command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 [ -x "$bench" ] || { echo "no $bench: build with -Dtests=true" >&2; exit 1; }
 
 instructions() {
@@ -28,12 +37,26 @@ instructions() {
 	rm -f /dev/hugepages/hpmt_hit_path* 2>/dev/null || true
 }
 
+if $timed; then
+	for turn in 1 2 3; do
+		for k in "${kinds[@]}"; do
+			if [ -n "${LIB_DIR:-}" ]; then
+				echo "turn $turn, LIB_DIR: $(LD_LIBRARY_PATH=$LIB_DIR "$bench" "$k" 2000000 time 2>/dev/null | tail -1)"
+			fi
+			echo "turn $turn, $build: $(LD_LIBRARY_PATH= "$bench" "$k" 2000000 time 2>/dev/null | tail -1)"
+			rm -f /dev/hugepages/hpmt_hit_path* 2>/dev/null || true
+		done
+	done
+	exit 0
+fi
+
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 for k in "${kinds[@]}"; do
 	base=$(instructions "$k" 0)
 	full=$(instructions "$k" "$count")
 	per=$(awk -v a="$full" -v b="$base" -v n="$count" 'BEGIN { printf "%.1f", (a - b) / n }')
 	case $k in
-	burst*|bulk*) unit="per burst of 32" ;;
+	*burst*|*bulk*) unit="per burst of 32" ;;
 	*) unit="per alloc+free pair" ;;
 	esac
 	echo "$k: $per instructions $unit"

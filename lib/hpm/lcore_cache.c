@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_debug.h>
 #include <rte_lcore.h>
 
 #include "arena.h"
@@ -38,6 +39,8 @@ hpm_cache_small_classes(bool small_heap)
 		if (!small_heap)
 			cls = size > 3584 && size <= 4096 ? HPM_CACHE_C4K
 							  : hpm_cache_class_other(size, 64);
+		/* hpm_cache_class() takes these for classes of stacks of single blocks, never runs */
+		RTE_VERIFY(cls >= 0 && cls < HPM_CACHE_RUN0);
 		hpm_cache_small_class[i] = (uint8_t)cls;
 	}
 	hpm_cache_small_class[0] = hpm_cache_small_class[1];

@@ -567,8 +567,14 @@ static __rte_always_inline int
 hpm_cache_class(size_t size, size_t align)
 {
 	/* 4096, a multiple of 4 KiB, is a granule: the sizes below it in one compare */
-	if (likely(align <= 64 && size - 1 < 4095))
-		return hpm_cache_small_class[(size + 15) >> 4];
+	if (likely(align <= 64 && size - 1 < 4095)) {
+		unsigned int cls = hpm_cache_small_class[(size + 15) >> 4];
+
+		/* never a run's (its fill checks): the stack without hpm_cache_stack()'s test */
+		if (cls >= HPM_CACHE_RUN0)
+			__builtin_unreachable();
+		return (int)cls;
+	}
 	if (align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096)
 		return hpm_cache_small_class[(size + 15) >> 4];
 	return hpm_cache_class_other(size, align);

@@ -7,23 +7,40 @@
  * instructions by COUNT (devtools/hit-path-instructions.sh does): a figure
  * that does not depend on the machine's load, unlike nanoseconds.
  *
- * usage: bench_hit_path KIND COUNT [EAL options]
- *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64, or locked-KIND
- *   (the same without caches: the locked path)
+ * The reference, counted the same way: mempool-pair64 and mempool-bulk64 are
+ * rte_mempool_get/put and get_bulk/put_bulk of 64-byte objects through a
+ * per-lcore cache (what issue 14 measures hpmalloc against).
+ *
+ * With "time" after COUNT it also times the kind: COUNT operations in windows
+ * of 256 (pairs; bursts: 8), each timed with the TSC, and prints the fastest
+ * window, the 10th percentile and the median in ns per pair or per block. On
+ * a shared machine the fastest windows are the ones no other load touched:
+ * compare builds by them (LIB_DIR=... devtools/hit-path-instructions.sh
+ * --time does, in turns).
+ *
+ * usage: bench_hit_path KIND COUNT [time]
+ *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64, locked-KIND
+ *   (the same without caches: the locked path), mempool-pair64, mempool-bulk64
  */
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_mempool.h>
 
 #include "hpm_malloc.h"
 
 #define BURST 32
+/* pairs a timed window holds (bursts: this / BURST) */
+#define WINDOW 256
 
 static void *volatile sink;
+static struct rte_mempool *pool;
 
 static void __attribute__((noinline)) run(const char *kind, long count)
 {
@@ -42,7 +59,20 @@ static void __attribute__((noinline)) run(const char *kind, long count)
 		size = 65536;
 		align = 65536;
 	}
-	if (!strncmp(kind, "pair", 4)) {
+	if (!strcmp(kind, "mempool-pair64")) {
+		for (n = 0; n < count; n++) {
+			void *p;
+
+			if (rte_mempool_get(pool, &p) == 0) {
+				sink = p;
+				rte_mempool_put(pool, p);
+			}
+		}
+	} else if (!strcmp(kind, "mempool-bulk64")) {
+		for (n = 0; n < count; n++)
+			if (rte_mempool_get_bulk(pool, objs, BURST) == 0)
+				rte_mempool_put_bulk(pool, objs, BURST);
+	} else if (!strncmp(kind, "pair", 4)) {
 		for (n = 0; n < count; n++) {
 			void *p = hpm_malloc(NULL, size, align);
 
@@ -62,6 +92,40 @@ static void __attribute__((noinline)) run(const char *kind, long count)
 				hpm_free_bulk(objs, BURST);
 		}
 	}
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* count operations in windows, each timed: the fastest, the 10th percentile, the median */
+static int
+time_kind(const char *kind, long count)
+{
+	bool bursts = strstr(kind, "burst") != NULL || strstr(kind, "bulk") != NULL;
+	long per = bursts ? WINDOW / BURST : WINDOW, nwin = RTE_MAX(count / per, 1L), w;
+	uint64_t *t = malloc(sizeof(*t) * (size_t)nwin);
+	double ns_per_tick = 1e9 / (double)rte_get_tsc_hz();
+
+	if (t == NULL)
+		return 1;
+	for (w = 0; w < nwin; w++) {
+		uint64_t start = rte_rdtsc_precise();
+
+		run(kind, per);
+		t[w] = rte_rdtsc_precise() - start;
+	}
+	qsort(t, (size_t)nwin, sizeof(*t), cmp_u64);
+	/* per pair, or per block of a burst (alloc and free) */
+	printf("%s: fastest %.2f p10 %.2f median %.2f ns per %s (%ld windows of %ld)\n", kind,
+		t[0] * ns_per_tick / WINDOW, t[nwin / 10] * ns_per_tick / WINDOW,
+		t[nwin / 2] * ns_per_tick / WINDOW, bursts ? "block" : "pair", nwin, per);
+	free(t);
+	return 0;
 }
 
 int
@@ -86,8 +150,21 @@ main(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=hpmt_hit_path_%d", (int)getpid());
 	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0 || hpm_init(&cfg) != 0)
 		return 1;
+	if (!strncmp(kind, "mempool-", 8)) {
+		/* 64-byte objects, a per-lcore cache of 512 as the malloc_perf mempool backend's */
+		pool = rte_mempool_create("hit_path", 4095, 64, 512, 0, NULL, NULL, NULL, NULL,
+			SOCKET_ID_ANY, 0);
+		if (pool == NULL)
+			return 1;
+	}
 	run(kind, 1000); /* warm: refills done, the cache in steady state */
-	run(kind, count);
+	if (argc > 3 && !strcmp(argv[3], "time")) {
+		if (time_kind(kind, count) != 0)
+			return 1;
+	} else {
+		run(kind, count);
+	}
+	rte_mempool_free(pool);
 	hpm_fini();
 	rte_eal_cleanup();
 	return 0;
