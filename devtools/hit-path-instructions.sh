@@ -27,6 +27,11 @@ bench=$build/test/bench_hit_path
 count=20000
 [ -x "$bench" ] || { echo "no $bench: build with -Dtests=true" >&2; exit 1; }
 
+# what an EAL run of the bench leaves in hugetlbfs
+clean() {
+	rm -f /dev/hugepages/hpmt_hit_path* 2>/dev/null || true
+}
+
 instructions() {
 	local out
 	out=$(mktemp)
@@ -34,7 +39,7 @@ instructions() {
 		"$bench" "$1" "$2" >/dev/null 2>&1
 	awk '/^summary:/ { print $2 }' "$out"
 	rm -f "$out"
-	rm -f /dev/hugepages/hpmt_hit_path* 2>/dev/null || true
+	clean
 }
 
 if $timed; then
@@ -44,7 +49,7 @@ if $timed; then
 				echo "turn $turn, LIB_DIR: $(LD_LIBRARY_PATH=$LIB_DIR "$bench" "$k" 2000000 time 2>/dev/null | tail -1)"
 			fi
 			echo "turn $turn, $build: $(LD_LIBRARY_PATH= "$bench" "$k" 2000000 time 2>/dev/null | tail -1)"
-			rm -f /dev/hugepages/hpmt_hit_path* 2>/dev/null || true
+			clean
 		done
 	done
 	exit 0
