@@ -5,6 +5,8 @@
 # bench_hit_path run with COUNT operations and with 0, the difference divided
 # by COUNT. Deterministic, so it compares builds on a busy machine. The
 # mempool-* kinds are the reference: rte_mempool's get+put and bulk, the same way.
+# inline-KIND runs KIND on bench_hit_inline, the hit path compiled into the
+# loop: what an inline fast path in the public header would cost.
 # Usage: devtools/hit-path-instructions.sh [--time] [BUILD_DIR] [KIND...]
 #   LIB_DIR=dir  runs the same benchmark on another build's libhpm.so
 #                (e.g. the commit before a change: before and after)
@@ -22,7 +24,7 @@ build=${1:-build}
 shift || true
 kinds=("$@")
 [ ${#kinds[@]} -gt 0 ] || kinds=(pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64 \
-	mempool-pair64 mempool-bulk64)
+	inline-pair64 inline-pair4k mempool-pair64 mempool-bulk64)
 bench=$build/test/bench_hit_path
 count=20000
 [ -x "$bench" ] || { echo "no $bench: build with -Dtests=true" >&2; exit 1; }
@@ -32,23 +34,38 @@ clean() {
 	rm -f /dev/hugepages/hpmt_hit_path* 2>/dev/null || true
 }
 
+# the binary and the kind it runs: inline-KIND is KIND on bench_hit_inline
+bench_of() {
+	case $1 in
+	inline-*) echo "${bench%_path}_inline ${1#inline-}" ;;
+	*) echo "$bench $1" ;;
+	esac
+}
+
 instructions() {
 	local out
 	out=$(mktemp)
+	# shellcheck disable=SC2046 # two words: the binary and the kind
 	LD_LIBRARY_PATH=${LIB_DIR:-} valgrind --tool=callgrind --callgrind-out-file="$out" \
-		"$bench" "$1" "$2" >/dev/null 2>&1
+		$(bench_of "$1") "$2" >/dev/null 2>&1
 	awk '/^summary:/ { print $2 }' "$out"
 	rm -f "$out"
 	clean
+}
+
+# the fastest window, p10 and median of a kind (its name cut from the bench's line)
+timed_run() {
+	# shellcheck disable=SC2046 # two words: the binary and the kind
+	LD_LIBRARY_PATH=$1 $(bench_of "$2") 2000000 time 2>/dev/null | tail -1 | sed 's/^[^:]*: //'
 }
 
 if $timed; then
 	for turn in 1 2 3; do
 		for k in "${kinds[@]}"; do
 			if [ -n "${LIB_DIR:-}" ]; then
-				echo "turn $turn, LIB_DIR: $(LD_LIBRARY_PATH=$LIB_DIR "$bench" "$k" 2000000 time 2>/dev/null | tail -1)"
+				echo "turn $turn, LIB_DIR: $k: $(timed_run "$LIB_DIR" "$k")"
 			fi
-			echo "turn $turn, $build: $(LD_LIBRARY_PATH= "$bench" "$k" 2000000 time 2>/dev/null | tail -1)"
+			echo "turn $turn, $build: $k: $(timed_run '' "$k")"
 			clean
 		done
 	done

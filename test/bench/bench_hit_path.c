@@ -18,6 +18,10 @@
  * compare builds by them (LIB_DIR=... devtools/hit-path-instructions.sh
  * --time does, in turns).
  *
+ * bench_hit_inline is this benchmark with the library's hit path compiled
+ * into its loops (bench_hit_inline.c): what an inline fast path in the
+ * public header would cost, against the calls into libhpm.so here.
+ *
  * usage: bench_hit_path KIND COUNT [time]
  *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64, locked-KIND
  *   (the same without caches: the locked path), mempool-pair64, mempool-bulk64
@@ -34,6 +38,12 @@
 #include <rte_mempool.h>
 
 #include "hpm_malloc.h"
+
+/* the calls the pair and burst kinds time (bench_hit_inline.c: the hit path inline) */
+#ifndef BENCH_MALLOC
+#define BENCH_MALLOC(size, align) hpm_malloc(NULL, size, align)
+#define BENCH_FREE(p) hpm_free(p)
+#endif
 
 #define BURST 32
 /* pairs a timed window holds (bursts: this / BURST) */
@@ -74,17 +84,17 @@ static void __attribute__((noinline)) run(const char *kind, long count)
 				rte_mempool_put_bulk(pool, objs, BURST);
 	} else if (!strncmp(kind, "pair", 4)) {
 		for (n = 0; n < count; n++) {
-			void *p = hpm_malloc(NULL, size, align);
+			void *p = BENCH_MALLOC(size, align);
 
 			sink = p;
-			hpm_free(p);
+			BENCH_FREE(p);
 		}
 	} else if (!strcmp(kind, "burst4k")) {
 		for (n = 0; n < count; n++) {
 			for (i = 0; i < BURST; i++)
-				objs[i] = hpm_malloc(NULL, size, align);
+				objs[i] = BENCH_MALLOC(size, align);
 			for (i = 0; i < BURST; i++)
-				hpm_free(objs[i]);
+				BENCH_FREE(objs[i]);
 		}
 	} else {
 		for (n = 0; n < count; n++) {
