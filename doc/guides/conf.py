@@ -18,7 +18,7 @@ import subprocess
 from sphinx.errors import ConfigError
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-HEADERS = ["hpm_malloc.h", "hpm_mempool.h", "hpm_rte.h"]
+HEADERS = ["hpm_malloc.h", "hpm_inline.h", "hpm_mempool.h", "hpm_rte.h"]
 
 
 def project_version():
@@ -82,7 +82,8 @@ ENABLE_PREPROCESSING = YES
 MACRO_EXPANSION = YES
 EXPAND_ONLY_PREDEF = YES
 PREDEFINED = __hpm_malloc= __hpm_dealloc_free= __hpm_wur= \
-    "__hpm_alloc_size(...)=" "__hpm_alloc_align(n)="
+    "__hpm_alloc_size(...)=" "__hpm_alloc_align(n)=" __rte_always_inline= __thread= \
+    "__attribute__(x)="
 INPUT_FILTER = "sed -e 's/,<\([a-z_]*\)>/,\&lt;\1\&gt;/g' -e 's/\([ (,]\)--/\1\\--/g'"
 """
 

@@ -114,7 +114,7 @@ debug_attach(void)
 {
 	table = hpm_state->debug_table;
 	debug_on = table != NULL;
-	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE); /* no caches in debug mode */
+	hpm_cache_gen_bump(); /* no caches in debug mode */
 	return debug_on;
 }
 
@@ -133,7 +133,7 @@ debug_init(struct hpm_state *st, const struct hpm_source_ops *src)
 	table->capacity = capacity;
 	st->debug_table = table;
 	debug_on = true;
-	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+	hpm_cache_gen_bump();
 	HPM_LOG(NOTICE, "debug mode: canaries, poison on free, leak records, checks");
 	return 0;
 }
@@ -143,7 +143,7 @@ debug_fini(void)
 {
 	debug_on = false;
 	table = NULL;
-	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+	hpm_cache_gen_bump();
 }
 
 static bool

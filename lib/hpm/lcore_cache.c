@@ -17,7 +17,7 @@
 #include "log.h"
 #include "state.h"
 
-HPM_TLS struct hpm_cache_tls hpm_cache_tls;
+HPM_TLS struct hpm_cache_binding hpm_cache_tls;
 uint64_t hpm_cache_gen = 1;
 struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
 uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
@@ -25,6 +25,36 @@ uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
 #define RUN_KEEP_ALL (HPM_CACHE_RUN_MAX >> 12)
 #define RUN_KEEP_LEAN 16u
 unsigned int hpm_cache_run_keep = RUN_KEEP_ALL;
+
+/* hpm_inline.h's functions read the caches through its layout */
+static_assert(HPM_INLINE_STACK0 == offsetof(struct hpm_lcore_cache, cls) &&
+		HPM_INLINE_STACK_SIZE == sizeof(struct hpm_cache_stack_full) &&
+		offsetof(struct hpm_lcore_cache, socket) == 0 &&
+		HPM_INLINE_RUN0 == HPM_CACHE_RUN0 && HPM_INLINE_C4K == HPM_CACHE_C4K &&
+		HPM_INLINE_C64K == HPM_CACHE_C64K && HPM_INLINE_BLK_CACHED == HPM_BLK_CACHED,
+	"hpm_inline.h's cache is the library's");
+static_assert(offsetof(struct hpm_inline_stack, len) == offsetof(struct hpm_cache_stack, len) &&
+		offsetof(struct hpm_inline_stack, limit) ==
+			offsetof(struct hpm_cache_stack, limit) &&
+		offsetof(struct hpm_inline_stack, hits) == offsetof(struct hpm_cache_stack, hits) &&
+		offsetof(struct hpm_inline_stack, held) == offsetof(struct hpm_cache_stack, held) &&
+		offsetof(struct hpm_inline_stack, objs) == sizeof(struct hpm_cache_stack) &&
+		sizeof(struct hpm_inline_obj) == sizeof(struct hpm_cache_obj) &&
+		sizeof(hpm_inline_v1.small_class) == 4096 / 16 + 1,
+	"hpm_inline.h's stack is the library's");
+
+void
+hpm_cache_gen_bump(void)
+{
+	uint64_t gen = __atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+
+#ifndef HPM_INLINE_SANITIZED
+	/* sanitizer builds poison and check what the inline paths would skip: no thread's */
+	__atomic_store_n(&hpm_inline_v1.gen, gen, __ATOMIC_RELEASE);
+#else
+	RTE_SET_USED(gen);
+#endif
+}
 
 void
 hpm_cache_small_classes(bool small_heap)
@@ -42,8 +72,11 @@ hpm_cache_small_classes(bool small_heap)
 		/* hpm_cache_class() takes these for classes of stacks of single blocks, never runs */
 		RTE_VERIFY(cls >= 0 && cls < HPM_CACHE_RUN0);
 		hpm_cache_small_class[i] = (uint8_t)cls;
+		if (i < RTE_DIM(hpm_inline_v1.small_class))
+			hpm_inline_v1.small_class[i] = (uint8_t)cls;
 	}
 	hpm_cache_small_class[0] = hpm_cache_small_class[1];
+	hpm_inline_v1.small_class[0] = hpm_cache_small_class[1];
 }
 
 /* The size-class pages' until a heap says otherwise (hpm_cache_init_process()). */
@@ -343,7 +376,7 @@ static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 static void
 thread_exit(void *cache)
 {
-	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_cache_binding *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = cache;
 
 	if (t->gen != hpm_cache_gen || t->cache != c)
@@ -364,7 +397,7 @@ thread_key_make(void)
 struct hpm_lcore_cache *
 hpm_cache_bind(void)
 {
-	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_cache_binding *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = NULL;
 	bool retry = false;
 	unsigned int lcore;
@@ -832,7 +865,7 @@ hpm_cache_held(int socket, size_t *bytes, uint64_t *blocks)
 static void
 lcore_uninit(unsigned int lcore_id, void *arg)
 {
-	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_cache_binding *t = &hpm_cache_tls;
 
 	RTE_SET_USED(arg);
 	if (hpm_state == NULL || lcore_id != rte_lcore_id() || lcore_id >= RTE_MAX_LCORE)
@@ -849,7 +882,7 @@ lcore_uninit(unsigned int lcore_id, void *arg)
 static int
 lcore_init(unsigned int lcore_id, void *arg)
 {
-	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_cache_binding *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = t->cache;
 
 	RTE_SET_USED(lcore_id);
@@ -891,7 +924,7 @@ hpm_cache_init_process(void)
 	hpm_cache_small_classes((hpm_state->cfg.flags & HPM_CFG_F_SMALL_HEAP) != 0);
 	hpm_cache_run_keep =
 		(hpm_state->cfg.flags & HPM_CFG_F_LEAN_CACHE) ? RUN_KEEP_LEAN : RUN_KEEP_ALL;
-	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+	hpm_cache_gen_bump();
 	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
 		lcore_cb_handle =
 			rte_lcore_callback_register("hpm_cache", lcore_init, lcore_uninit, NULL);
@@ -912,5 +945,5 @@ hpm_cache_fini_process(bool all)
 			__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
 		}
 	}
-	__atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+	hpm_cache_gen_bump();
 }

@@ -52,6 +52,7 @@
 #include <rte_common.h>
 #include <rte_per_lcore.h>
 
+#include "hpm_inline.h"
 #include "hpm_malloc.h"
 #include "gran.h"
 #include "lock.h"
@@ -254,24 +255,22 @@ struct hpm_cache_xfer {
 	struct hpm_xfer_class cls[HPM_CACHE_NCLASS];
 };
 
-/** This thread's binding to its cache, checked against hpm_cache_gen. */
-struct hpm_cache_tls {
-	struct hpm_lcore_cache *cache;
-	uint64_t gen;
-};
-
 /*
+ * This thread's binding to its cache, checked against hpm_cache_gen:
+ * hpm_cache_tls, declared in hpm_inline.h (whose functions read it too).
  * Initial-exec TLS: the fast path reads it with one instruction instead of a
  * call to __tls_get_addr (what a shared library's default TLS model costs).
  */
 #define HPM_TLS __thread __attribute__((tls_model("initial-exec")))
 
-extern HPM_TLS struct hpm_cache_tls hpm_cache_tls;
 /**
  * Changes at every hpm_init() and hpm_fini() and when debug mode changes:
  * bindings of an older state are void. Never 0, what a new thread has.
  */
 extern uint64_t hpm_cache_gen __attribute__((visibility("hidden"))); /* one load, no GOT */
+
+/** A new generation of the caches (hpm_cache_gen, and hpm_inline.h's anchor). */
+void hpm_cache_gen_bump(void);
 /**
  * What a thread without a cache is bound to: every stack empty and full,
  * socket -1, so that the fast paths miss without testing for NULL.

@@ -261,7 +261,7 @@ alloc_miss(const char *type, size_t size, unsigned int align, int socket, unsign
 static __rte_always_inline void *
 alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsigned int flags)
 {
-	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_cache_binding *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
 	struct hpm_cache_obj *o;
@@ -412,7 +412,7 @@ free_miss(void *ptr)
 static __rte_always_inline void
 free_fast(void *ptr)
 {
-	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_cache_binding *t = &hpm_cache_tls;
 	struct hpm_unit *u = hpm_owner_lookup(ptr);
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
@@ -746,7 +746,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 void
 hpm_free_bulk(void *const *objs, unsigned int n)
 {
-	struct hpm_cache_tls *t = &hpm_cache_tls;
+	struct hpm_cache_binding *t = &hpm_cache_tls;
 	unsigned int i = 0, k;
 
 	if (unlikely(hpm_debug_on)) {

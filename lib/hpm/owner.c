@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hpm_inline.h"
 #include "log.h"
 #include "owner.h"
 
@@ -17,6 +19,31 @@
 static struct hpm_owner_map owner_none = {.mask = 0, .slot = {NULL}};
 
 struct hpm_unit **hpm_owner = owner_none.slot;
+
+/*
+ * What hpm_inline.h's functions read: the owner table here, the caches'
+ * generation and small-size classes from lcore_cache.c. The generation of
+ * no thread until the caches say (hpm_cache_gen_bump()).
+ */
+struct hpm_inline_anchor hpm_inline_v1 = {
+	.gen = UINT64_MAX,
+	.owner = (struct hpm_inline_owner *)&owner_none,
+};
+
+/* the inline free reads the map and its units through hpm_inline.h's layout */
+static_assert(offsetof(struct hpm_inline_owner, mask) == offsetof(struct hpm_owner_map, mask) &&
+		offsetof(struct hpm_inline_owner, slot) == offsetof(struct hpm_owner_map, slot) &&
+		HPM_INLINE_UNIT_SHIFT == HPM_UNIT_SHIFT,
+	"hpm_inline.h's owner table is the library's");
+static_assert(offsetof(struct hpm_inline_unit, socket) == offsetof(struct hpm_unit, socket) &&
+		offsetof(struct hpm_inline_unit, shift) == offsetof(struct hpm_unit, shift) &&
+		offsetof(struct hpm_inline_unit, start_mask) ==
+			offsetof(struct hpm_unit, start_mask) &&
+		offsetof(struct hpm_inline_unit, va) == offsetof(struct hpm_unit, va) &&
+		offsetof(struct hpm_inline_unit, state) == offsetof(struct hpm_unit, state) &&
+		sizeof(((struct hpm_unit *)0)->socket) == sizeof(uint16_t) &&
+		sizeof(((struct hpm_unit *)0)->start_mask) == sizeof(uint64_t),
+	"hpm_inline.h's unit is the first line of the library's");
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -41,6 +68,8 @@ hpm_owner_init(void)
 
 			m->mask = OWNER_SLOTS - 1;
 			__atomic_store_n(&hpm_owner, m->slot, __ATOMIC_RELEASE);
+			__atomic_store_n(&hpm_inline_v1.owner, (struct hpm_inline_owner *)m,
+				__ATOMIC_RELEASE);
 		}
 	}
 	pthread_mutex_unlock(&owner_lock);

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * hpm_inline.h's functions against the library's, linked as an application
+ * links (libhpm.so: the thread's binding and the anchor across the library's
+ * boundary):
+ *  - after a thread's first call the inline paths are on (its binding has the
+ *    anchor's generation), except in sanitizer builds;
+ *  - they take and give the same cache stacks as hpm_malloc()/hpm_free(): a
+ *    block freed by one is what the other allocates next, for every size
+ *    below 4 KiB at every alignment up to 64 B and for the sizes they leave
+ *    to the calls;
+ *  - a random mix of both (sizes 1 B - 300 KiB, alignments up to 64 KiB),
+ *    checked against a model: alignment, contents, no overlap, validate,
+ *    the heap's check, and every byte back after the drain; blocks freed on a
+ *    plain pthread and allocated there too;
+ *  - bad input through them: bad alignments, sizes 0 and SIZE_MAX, double,
+ *    interior and foreign frees (counted, the heap intact), NULL;
+ *  - after hpm_fini() and hpm_init() no inline call sees the old caches.
+ *
+ * usage: test_inline [--ops N]   (EAL: -l 0-1)
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include "hpm_inline.h"
+#include "test_common.h"
+
+#define MAX_LIVE 4096
+#define CHECK_EVERY 65536
+
+struct blk {
+	uint8_t *p;
+	size_t size;
+};
+
+static struct blk live[MAX_LIVE];
+static unsigned int nlive;
+static uint64_t rs;
+
+/* Sizes the inline paths serve, half the time; any other, the rest. */
+static size_t
+pick(unsigned int *align)
+{
+	unsigned int r = test_rand(&rs) % 100;
+
+	if (r < 50) {
+		static const unsigned int small_align[] = {0, 8, 16, 32, 64};
+
+		*align = small_align[test_rand(&rs) % RTE_DIM(small_align)];
+		return 1 + test_rand(&rs) % 4095;
+	}
+	if (r < 60) {
+		*align = 4096;
+		return 4096;
+	}
+	if (r < 65) {
+		*align = 65536;
+		return 65536;
+	}
+	*align = r < 80 ? 0 : 1u << (3 + test_rand(&rs) % 14);
+	return 1 + test_rand(&rs) % (300u << 10);
+}
+
+static int
+cmp_blk(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct blk *)a)->p,
+		  y = (uintptr_t)((const struct blk *)b)->p;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The live set: no two blocks overlap, each validates with its size, the heap checks. */
+static void
+check_live(const char *when)
+{
+	struct blk sorted[MAX_LIVE];
+	unsigned int i;
+	size_t usable;
+
+	memcpy(sorted, live, nlive * sizeof(live[0]));
+	qsort(sorted, nlive, sizeof(sorted[0]), cmp_blk);
+	for (i = 0; i + 1 < nlive; i++)
+		CHECK(sorted[i].p + sorted[i].size <= sorted[i + 1].p, "%s: %p+%zu overlaps %p",
+			when, sorted[i].p, sorted[i].size, sorted[i + 1].p);
+	for (i = 0; i < nlive; i++) {
+		CHECK(hpm_malloc_validate(live[i].p, &usable) == 0 && usable >= live[i].size,
+			"%s: %p (%zu bytes) does not validate", when, live[i].p, live[i].size);
+		CHECK(test_intact(live[i].p, live[i].size), "%s: %p damaged", when, live[i].p);
+	}
+	CHECK(hpm_heap_check() == 0, "%s: heap check", when);
+}
+
+/* Blocks freed by one path are what the other allocates next: the same stacks. */
+static void
+same_stacks(void)
+{
+	static const struct {
+		size_t size;
+		unsigned int align;
+	} other[] = {{4096, 0}, {4096, 64}, {4096, 4096}, {65536, 65536}, {65536, 0}, {5000, 0},
+		{100, 128}, {1000, 4096}, {40000, 0}};
+	unsigned int a, cases = 0, same = 0;
+	size_t size;
+
+	for (size = 1; size < 4096 + RTE_DIM(other); size++)
+		for (a = 0; a <= 64; a = a == 0 ? 8 : a * 2) {
+			size_t sz = size < 4096 ? size : other[size - 4096].size;
+			unsigned int align = size < 4096 ? a : other[size - 4096].align;
+			void *p, *q, *r;
+
+			if (size >= 4096 && a != 0)
+				break;
+			p = hpm_malloc(NULL, sz, align);
+			hpm_free(p);
+			q = hpm_malloc_inline(NULL, sz, align);
+			hpm_free_inline(q);
+			r = hpm_malloc(NULL, sz, align);
+			cases++;
+			same += p != NULL && q == p && r == p;
+			CHECK(p != NULL && q == p && r == p,
+				"%zu bytes aligned %u: hpm_malloc %p, then inline %p, then hpm_malloc %p",
+				sz, align, p, q, r);
+			CHECK(((uintptr_t)q & ((align != 0 ? align : 8) - 1)) == 0, "%p misaligned",
+				q);
+			hpm_free(r);
+		}
+	printf("same stacks: %u of %u requests\n", same, cases);
+}
+
+static void
+alloc_one(unsigned int k)
+{
+	unsigned int align;
+	size_t size = pick(&align);
+	uint8_t *p = k & 1 ? hpm_malloc_inline(NULL, size, align) : hpm_malloc(NULL, size, align);
+
+	CHECK(p != NULL, "%zu bytes aligned %u: %s", size, align, rte_strerror(rte_errno));
+	if (p == NULL)
+		return;
+	CHECK(align == 0 || ((uintptr_t)p & (align - 1)) == 0, "%p not aligned %u", p, align);
+	test_fill(p, size);
+	live[nlive++] = (struct blk){.p = p, .size = size};
+}
+
+static void
+free_one(unsigned int k)
+{
+	unsigned int i = test_rand(&rs) % nlive;
+	struct blk b = live[i];
+
+	live[i] = live[--nlive];
+	CHECK(test_intact(b.p, b.size), "%p (%zu bytes) damaged before its free", b.p, b.size);
+	if (k & 2)
+		hpm_free_inline(b.p);
+	else
+		hpm_free(b.p);
+}
+
+/* A plain pthread: the main lcore's blocks freed there, its own allocated and freed there. */
+static void *
+pthread_main(void *arg)
+{
+	unsigned int i, n = *(unsigned int *)arg;
+	uint64_t trs = 0x7e57;
+
+	for (i = 0; i < n; i++)
+		hpm_free_inline(live[i].p);
+	for (i = 0; i < n; i++) {
+		unsigned int align = test_rand(&trs) % 2 ? 64 : 0;
+		size_t size = 1 + test_rand(&trs) % 4095;
+
+		live[i].p = hpm_malloc_inline(NULL, size, align);
+		live[i].size = size;
+		if (live[i].p != NULL)
+			test_fill(live[i].p, size);
+	}
+	for (i = 0; i < n; i += 2) {
+		hpm_free_inline(live[i].p);
+		live[i].p = NULL;
+	}
+	return NULL;
+}
+
+static void
+model(uint64_t ops)
+{
+	struct rte_malloc_socket_stats before, after;
+	uint64_t bad = hpm_bad_free_count(), k;
+	unsigned int i, n;
+	pthread_t th;
+
+	hpm_cache_flush();
+	CHECK(hpm_malloc_get_socket_stats(rte_socket_id(), &before) == 0, "stats");
+	for (k = 0; k < ops; k++) {
+		unsigned int r = (unsigned int)test_rand(&rs);
+
+		if (nlive == 0 || (r % 100 < 52 && nlive < MAX_LIVE))
+			alloc_one(r >> 8);
+		else
+			free_one(r >> 8);
+		if ((k + 1) % CHECK_EVERY == 0)
+			check_live("model");
+	}
+	check_live("model, at the end");
+	/* across threads: a plain pthread frees these, allocates its own, frees half */
+	n = nlive;
+	CHECK(pthread_create(&th, NULL, pthread_main, &n) == 0, "pthread_create");
+	pthread_join(th, NULL);
+	for (i = 0; i < n; i++)
+		if (live[i].p != NULL) {
+			CHECK(test_intact(live[i].p, live[i].size), "a pthread's block damaged");
+			hpm_free_inline(live[i].p);
+		}
+	nlive = 0;
+	hpm_cache_flush();
+	CHECK(hpm_malloc_get_socket_stats(rte_socket_id(), &after) == 0, "stats");
+	CHECK(after.alloc_count == before.alloc_count &&
+			after.heap_allocsz_bytes == before.heap_allocsz_bytes,
+		"after the drain: %u blocks, %zu bytes (before %u, %zu)", after.alloc_count,
+		after.heap_allocsz_bytes, before.alloc_count, before.heap_allocsz_bytes);
+	CHECK(hpm_bad_free_count() == bad, "%" PRIu64 " bad frees", hpm_bad_free_count() - bad);
+	CHECK(hpm_heap_check() == 0, "heap check after the drain");
+	printf("model: %" PRIu64 " operations, half of them inline, 0 differences\n", ops);
+}
+
+static void
+bad_input(void)
+{
+	/* volatile: the compiler would refuse the sizes the test means */
+	volatile size_t huge = SIZE_MAX;
+	uint64_t bad = hpm_bad_free_count();
+	uint8_t *p, *q, *r, *s;
+	static uint8_t foreign[256] __rte_aligned(64);
+	int on_stack;
+
+	rte_errno = 0;
+	CHECK(hpm_malloc_inline(NULL, 64, 3) == NULL && rte_errno == EINVAL, "align 3");
+	rte_errno = 0;
+	CHECK(hpm_malloc_inline(NULL, 64, 48) == NULL && rte_errno == EINVAL, "align 48");
+	CHECK(hpm_malloc_inline(NULL, 0, 0) == NULL, "size 0");
+	rte_errno = 0;
+	CHECK(hpm_malloc_inline(NULL, huge, 0) == NULL && rte_errno == ENOMEM, "SIZE_MAX");
+	rte_errno = 0;
+	CHECK(hpm_malloc_inline(NULL, huge - 4095, 64) == NULL && rte_errno == ENOMEM,
+		"SIZE_MAX - 4095");
+	hpm_free_inline(NULL);
+	CHECK(hpm_bad_free_count() == bad, "a free of NULL counted");
+
+	p = hpm_malloc_inline(NULL, 64, 0);
+	q = hpm_malloc_inline(NULL, 4096, 4096);
+	CHECK(p != NULL && q != NULL, "blocks");
+	hpm_free_inline(p);
+	hpm_free_inline(p); /* double: the first went to the cache */
+	CHECK(hpm_bad_free_count() == bad + 1, "double free: %" PRIu64 " counted",
+		hpm_bad_free_count() - bad);
+	hpm_free_inline(q + 64); /* interior */
+	CHECK(hpm_bad_free_count() == bad + 2, "interior free");
+	hpm_free_inline(&on_stack);
+	hpm_free_inline(foreign);
+	CHECK(hpm_bad_free_count() == bad + 4, "foreign frees: %" PRIu64 " counted in all",
+		hpm_bad_free_count() - bad);
+	/* the heap intact: the blocks come back as they were */
+	CHECK(hpm_heap_check() == 0, "heap check after bad frees");
+	r = hpm_malloc_inline(NULL, 64, 0);
+	s = hpm_malloc_inline(NULL, 64, 0);
+	CHECK(r == p && s != NULL && s != p, "the 64 B block back from the cache once: %p, %p", r,
+		s);
+	hpm_free_inline(r);
+	hpm_free_inline(s);
+	hpm_free_inline(q);
+	hpm_cache_flush();
+}
+
+int
+main(int argc, char **argv)
+{
+	struct hpm_config cfg;
+	uint64_t ops = 1000000;
+	void *p;
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+			ops = strtoull(argv[++i], NULL, 0);
+	if (test_eal_init("inline", "-l", "0-1", "--no-pci", NULL) != 0)
+		return TEST_SKIP;
+	rs = test_seed(0x1e1e);
+	hpm_config_defaults(&cfg);
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	hpm_free(hpm_malloc(NULL, 64, 0)); /* binds this thread */
+#ifdef HPM_INLINE_SANITIZED
+	printf("sanitizer build: hpm_inline.h's functions are the calls\n");
+#else
+	CHECK(hpm_cache_tls.gen == hpm_inline_v1.gen && hpm_inline_v1.gen != UINT64_MAX,
+		"the inline paths are off: the thread's generation %" PRIu64
+		", the anchor's %" PRIu64,
+		hpm_cache_tls.gen, hpm_inline_v1.gen);
+#endif
+	same_stacks();
+	bad_input();
+	model(ops);
+
+	/* a new heap: no inline call sees the caches of the old one */
+	p = hpm_malloc_inline(NULL, 64, 0);
+	hpm_free_inline(p);
+	hpm_fini();
+	CHECK(hpm_init(&cfg) == 0, "hpm_init again");
+	p = hpm_malloc_inline(NULL, 64, 0);
+	CHECK(p != NULL && hpm_malloc_validate(p, NULL) == 0, "a block of the new heap");
+	hpm_free_inline(p);
+	CHECK(hpm_heap_check() == 0, "heap check");
+	hpm_fini();
+	return test_end("inline");
+}
