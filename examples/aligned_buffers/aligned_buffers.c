@@ -4,7 +4,9 @@
  * DMA-style buffers: 4 KiB buffers aligned to 4 KiB and 64 KiB buffers
  * aligned to 64 KiB, each with the IO address a device would be given
  * (hpm_malloc_virt2iova()), a burst of them in one call (hpm_malloc_bulk()),
- * and one IOVA-contiguous block for a descriptor ring (hpm_malloc_contig()).
+ * and one IOVA-contiguous block for a descriptor ring (hpm_malloc_contig()),
+ * and a data path's buffer per packet, taken and given back inline
+ * (hpm_inline.h: the cache hit compiled into the loop, as rte_mempool_get()).
  * Each costs exactly its size: granule pages hold them without headers or
  * alignment padding. Checks: alignment, IOVA (that of EAL, aligned as the
  * address, contiguous across the buffer), and the heap back to the start.
@@ -21,6 +23,7 @@
 #include <rte_lcore.h>
 #include <rte_memory.h>
 
+#include <hpm_inline.h>
 #include <hpm_malloc.h>
 
 #define NBUF 64
@@ -118,6 +121,17 @@ main(int argc, char **argv)
 		return 1;
 	}
 	check_dma("contig ring, 1 MiB", ring, RING_SIZE, 4096);
+
+	/* a data path: a buffer per packet, inline (a call only when the cache misses) */
+	for (i = 0; i < 100000; i++) {
+		uint8_t *pkt = hpm_malloc_inline("pkt", 4096, 4096);
+
+		CHECK(pkt != NULL && ((uintptr_t)pkt & 4095) == 0);
+		if (pkt == NULL)
+			break;
+		pkt[0] = (uint8_t)i;
+		hpm_free_inline(pkt);
+	}
 
 	hpm_free(ring);
 	hpm_free_bulk(burst, BURST);

@@ -18,6 +18,7 @@
 #include <rte_memory.h>
 #include <rte_memzone.h>
 
+#include "hpm_inline.h"
 #include "hpm_malloc.h"
 #include "counters.h"
 #include "real.h"
@@ -160,8 +161,13 @@ route_alloc(enum alloc_kind k, const char *type, size_t num, size_t size, unsign
 			}
 			size = eal_size(size);
 			t->nested++;
-			p = k == ALLOC_MALLOC ? hpm_malloc_socket(type, size, align, socket)
-					      : hpm_zmalloc_socket(type, size, align, socket);
+			/* rte_malloc() of any socket: the cache hit without a call (hpm_inline.h) */
+			if (k == ALLOC_MALLOC && socket == SOCKET_ID_ANY)
+				p = hpm_malloc_inline(type, size, align);
+			else if (k == ALLOC_MALLOC)
+				p = hpm_malloc_socket(type, size, align, socket);
+			else
+				p = hpm_zmalloc_socket(type, size, align, socket);
 			t->nested--;
 			return p;
 		}
@@ -217,7 +223,7 @@ HPM_RTE_FN(rte_free)(void *ptr)
 			return;
 		if (likely(hpm_owns(ptr))) {
 			hpm_rte_count_hpm(t, HPM_RTE_OP_FREE);
-			NESTED(t, hpm_free(ptr));
+			NESTED(t, hpm_free_inline(ptr));
 			return;
 		}
 		hpm_rte_count_eal(t, HPM_RTE_OP_FREE, HPM_RTE_C_FOREIGN);
