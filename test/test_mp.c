@@ -6,8 +6,9 @@
  * as a secondary on lcore 1 (which attaches). Both allocate, fill, and send
  * blocks to the other through rte_rings; whoever receives a block checks its
  * contents and frees it: frees cross processes both ways, through the
- * per-lcore caches of both. At the end both see the same statistics, back
- * at the start, and the heap checks.
+ * per-lcore caches of both, every other call through hpm_inline.h's
+ * functions. At the end both see the same statistics, back at the start,
+ * and the heap checks.
  *
  * Then the failure cases: a secondary that exits with blocks outstanding,
  * and one that is killed (SIGKILL) while it holds blocks. The primary's heap
@@ -35,6 +36,7 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 
+#include "hpm_inline.h"
 #include "hpm_malloc.h"
 #include "test_common.h"
 
@@ -99,7 +101,10 @@ receive(struct rte_ring *in, uint64_t *frees, uint64_t *bad)
 
 		if (!test_intact(p, size))
 			(*bad)++;
-		hpm_free(p);
+		if (i & 1)
+			hpm_free_inline(p);
+		else
+			hpm_free(p);
 		(*frees)++;
 	}
 	return n;
@@ -112,7 +117,8 @@ churn_once(struct rte_ring *out, struct rte_ring *in, uint64_t *rs, uint64_t *al
 {
 	unsigned int align;
 	size_t size = pick(rs, &align);
-	void *p = hpm_malloc("mp", size, align);
+	void *p =
+		*allocs & 1 ? hpm_malloc_inline("mp", size, align) : hpm_malloc("mp", size, align);
 
 	if (p != NULL) {
 		test_fill(p, size);

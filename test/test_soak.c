@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Soak: the main lcore, a worker lcore and a plain pthread (no lcore: the
- * locked path) run a mixed workload for --duration seconds: sizes 16 B to
+ * Soak: the main lcore, a worker lcore and a plain pthread (no lcore: a
+ * thread's cache) run a mixed workload for --duration seconds: sizes 16 B to
  * 256 KiB with alignments 8 B to 64 KiB, 4K/4K and 64K/64K blocks, malloc,
- * zmalloc, calloc, realloc and bulk, over a live set each thread keeps near
- * its budget; a quarter of the frees go to another thread through a ring.
+ * zmalloc, calloc, realloc and bulk (malloc and free half the time through
+ * hpm_inline.h), over a live set each thread keeps near its budget; a
+ * quarter of the frees go to another thread through a ring.
  * Every block is checked when it is freed (and zmalloc memory when it is
  * made), the main lcore checks the whole heap every few seconds while the
  * others run and samples the memory held every second. At the end everything
@@ -32,6 +33,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "hpm_inline.h"
 #include "hpm_malloc.h"
 #include "test_common.h"
 
@@ -118,7 +120,10 @@ release(struct thread *t, struct blk b)
 {
 	if (!test_intact(b.p, b.size))
 		t->bad++;
-	hpm_free(b.p);
+	if (t->frees & 1)
+		hpm_free_inline(b.p);
+	else
+		hpm_free(b.p);
 	t->frees++;
 }
 
@@ -149,6 +154,8 @@ alloc_some(struct thread *t)
 		size = 4 * (size / 4 + 1);
 		if (p != NULL && !zeroed(p, size))
 			t->bad++;
+	} else if (r & 1) {
+		p = hpm_malloc_inline("soak", size, align);
 	} else {
 		p = hpm_malloc("soak", size, align);
 	}
