@@ -4,6 +4,7 @@
  * Concurrent differential test. EAL lcores and plain pthreads (more threads
  * than CPUs, with random sched_yield, so that threads are preempted inside
  * the allocator) each run random malloc/zmalloc/calloc/realloc/free/bulk calls
+ * (malloc and free half the time through hpm_inline.h)
  * over every route against a model of their own (an interval tree of their
  * live blocks: aligned, apart from each other, contents kept). Blocks travel
  * between threads through rte_rings (one for each pair of threads): each carries its owner, its
@@ -34,6 +35,7 @@
 #include <rte_lcore.h>
 #include <rte_ring.h>
 
+#include "hpm_inline.h"
 #include "hpm_malloc.h"
 #include "test_common.h"
 
@@ -294,9 +296,13 @@ do_alloc(struct worker *w, unsigned int kind)
 		num = 1 + seed % 4;
 		size = RTE_MAX((size + num - 1) / num, (size_t)32);
 	}
-	p = kind == 0       ? hpm_malloc("cdiff", size, align)
-		: kind == 1 ? hpm_zmalloc("cdiff", size, align)
-			    : hpm_calloc("cdiff", num, size, align);
+	/* malloc half the time through hpm_inline.h */
+	if (kind == 0)
+		p = seed & 1 ? hpm_malloc_inline("cdiff", size, align)
+			     : hpm_malloc("cdiff", size, align);
+	else
+		p = kind == 1 ? hpm_zmalloc("cdiff", size, align)
+			      : hpm_calloc("cdiff", num, size, align);
 	size *= num;
 	if (p == NULL) {
 		if (rte_errno != ENOMEM)
@@ -353,7 +359,10 @@ free_at(struct worker *w, unsigned int k)
 
 	check_block(w, &b, "before free");
 	remove_at(w, k);
-	hpm_free(b.p);
+	if (b.seed & 2)
+		hpm_free_inline(b.p);
+	else
+		hpm_free(b.p);
 }
 
 static void
@@ -470,7 +479,10 @@ receive(struct worker *w, bool adopt)
 		hpm_free_bulk(frees, nf);
 	} else {
 		for (i = 0; i < nf; i++)
-			hpm_free(frees[i]);
+			if (i & 1)
+				hpm_free_inline(frees[i]);
+			else
+				hpm_free(frees[i]);
 	}
 	if (n > 0)
 		__atomic_fetch_sub(&in_flight, n, __ATOMIC_RELEASE);
