@@ -5,7 +5,10 @@
  * links (libhpm.so: the thread's binding and the anchor across the library's
  * boundary):
  *  - after a thread's first call the inline paths are on (its binding has the
- *    anchor's generation), except in sanitizer builds;
+ *    anchor's generation), except in sanitizer builds, and a pair the cache
+ *    serves makes no call into the library (the test's calls of hpm_malloc()
+ *    and hpm_free() are wrapped and counted: ld --wrap), while what they
+ *    leave to the library is a call each;
  *  - they take and give the same cache stacks as hpm_malloc()/hpm_free(): a
  *    block freed by one is what the other allocates next, for every size
  *    below 4 KiB at every alignment up to 64 B and for the sizes they leave
@@ -38,6 +41,28 @@ struct blk {
 	uint8_t *p;
 	size_t size;
 };
+
+/* Calls of hpm_malloc() and hpm_free() from this file, the inline functions' included. */
+static unsigned long lib_calls;
+
+void *__real_hpm_malloc(const char *type, size_t size, unsigned int align);
+void __real_hpm_free(void *ptr);
+void *__wrap_hpm_malloc(const char *type, size_t size, unsigned int align);
+void __wrap_hpm_free(void *ptr);
+
+void *
+__wrap_hpm_malloc(const char *type, size_t size, unsigned int align)
+{
+	lib_calls++;
+	return __real_hpm_malloc(type, size, align);
+}
+
+void
+__wrap_hpm_free(void *ptr)
+{
+	lib_calls++;
+	__real_hpm_free(ptr);
+}
 
 static struct blk live[MAX_LIVE];
 static unsigned int nlive;
@@ -132,6 +157,44 @@ same_stacks(void)
 			hpm_free(r);
 		}
 	printf("same stacks: %u of %u requests\n", same, cases);
+}
+
+/*
+ * A pair the cache serves makes no call; an allocation the inline function
+ * leaves to the library makes one, and so does the free of a block of no
+ * class it knows (granule runs).
+ */
+static void
+no_calls(void)
+{
+	static const struct {
+		size_t size;
+		unsigned int align;
+		unsigned int calls; /* per pair */
+	} req[] = {{64, 0, 0}, {1, 8, 0}, {1000, 64, 0}, {3000, 16, 0}, {4095, 0, 0},
+		{4096, 4096, 0}, {65536, 65536, 0}, {5000, 0, 1}, {4096, 64, 1}, {100, 128, 1},
+		{8192, 4096, 2}, {40000, 0, 2}};
+	unsigned int i, k;
+
+	for (i = 0; i < RTE_DIM(req); i++) {
+		unsigned long expect = 1000ul * req[i].calls;
+
+		/* warm: the class's stack has blocks and room */
+		hpm_free_inline(hpm_malloc_inline(NULL, req[i].size, req[i].align));
+		lib_calls = 0;
+		for (k = 0; k < 1000; k++) {
+			void *p = hpm_malloc_inline(NULL, req[i].size, req[i].align);
+
+			CHECK(p != NULL, "%zu bytes aligned %u", req[i].size, req[i].align);
+			hpm_free_inline(p);
+		}
+#ifdef HPM_INLINE_SANITIZED
+		expect = 2000; /* the functions are the calls */
+#endif
+		CHECK(lib_calls == expect,
+			"1000 pairs of %zu bytes aligned %u: %lu calls into the library, %lu expected",
+			req[i].size, req[i].align, lib_calls, expect);
+	}
 }
 
 static void
@@ -304,6 +367,7 @@ main(int argc, char **argv)
 		hpm_cache_tls.gen, hpm_inline_v1.gen);
 #endif
 	same_stacks();
+	no_calls();
 	bad_input();
 	model(ops);
 
