@@ -5,8 +5,8 @@
 # bench_hit_path run with COUNT operations and with 0, the difference divided
 # by COUNT. Deterministic, so it compares builds on a busy machine. The
 # mempool-* kinds are the reference: rte_mempool's get+put and bulk, the same way.
-# inline-KIND runs KIND on bench_hit_inline, the hit path compiled into the
-# loop: what an inline fast path in the public header would cost.
+# inline-KIND runs KIND on bench_hit_inline: through hpm_inline.h, the hit
+# path compiled into the loop, without the calls into libhpm.so.
 # Usage: devtools/hit-path-instructions.sh [--time] [BUILD_DIR] [KIND...]
 #   LIB_DIR=dir  runs the same benchmark on another build's libhpm.so
 #                (e.g. the commit before a change: before and after)

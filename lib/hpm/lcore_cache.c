@@ -72,11 +72,10 @@ hpm_cache_small_classes(bool small_heap)
 		/* hpm_cache_class() takes these for classes of stacks of single blocks, never runs */
 		RTE_VERIFY(cls >= 0 && cls < HPM_CACHE_RUN0);
 		hpm_cache_small_class[i] = (uint8_t)cls;
-		if (i < RTE_DIM(hpm_inline_v1.small_class))
-			hpm_inline_v1.small_class[i] = (uint8_t)cls;
 	}
 	hpm_cache_small_class[0] = hpm_cache_small_class[1];
-	hpm_inline_v1.small_class[0] = hpm_cache_small_class[1];
+	/* hpm_inline.h's copy: the sizes below 4 KiB */
+	memcpy(hpm_inline_v1.small_class, hpm_cache_small_class, sizeof(hpm_inline_v1.small_class));
 }
 
 /* The size-class pages' until a heap says otherwise (hpm_cache_init_process()). */
