@@ -10,9 +10,9 @@
  *    and hpm_free() are wrapped and counted: ld --wrap), while what they
  *    leave to the library is a call each;
  *  - they take and give the same cache stacks as hpm_malloc()/hpm_free(): a
- *    block freed by one is what the other allocates next, for every size
- *    below 4 KiB at every alignment up to 64 B and for the sizes they leave
- *    to the calls;
+ *    block freed by one is what the other allocates next, for every size up
+ *    to 32 KiB at alignments up to 64 B (granule runs aside), 4 KiB and
+ *    64 KiB blocks, and requests they leave to the calls;
  *  - a random mix of both (sizes 1 B - 300 KiB, alignments up to 64 KiB),
  *    checked against a model: alignment, contents, no overlap, validate,
  *    the heap's check, and every byte back after the drain; blocks freed on a
@@ -123,39 +123,53 @@ check_live(const char *when)
 }
 
 /* Blocks freed by one path are what the other allocates next: the same stacks. */
+static bool
+same_stack(size_t size, unsigned int align)
+{
+	void *p, *q, *r;
+
+	p = hpm_malloc(NULL, size, align);
+	hpm_free(p);
+	q = hpm_malloc_inline(NULL, size, align);
+	hpm_free_inline(q);
+	r = hpm_malloc(NULL, size, align);
+	CHECK(p != NULL && q == p && r == p,
+		"%zu bytes aligned %u: hpm_malloc %p, then inline %p, then hpm_malloc %p", size,
+		align, p, q, r);
+	CHECK(((uintptr_t)q & ((align != 0 ? align : 8) - 1)) == 0, "%p misaligned", q);
+	hpm_free(r);
+	return p != NULL && q == p && r == p;
+}
+
+/*
+ * Every size up to 32 KiB at alignments up to 64 B (but the multiples of 4 KiB
+ * above 4 KiB: granule runs, whose stacks hand out the most aligned run first),
+ * 4 KiB and 64 KiB at their alignments, and what the inline functions leave
+ * to the library.
+ */
 static void
 same_stacks(void)
 {
 	static const struct {
 		size_t size;
 		unsigned int align;
-	} other[] = {{4096, 0}, {4096, 64}, {4096, 4096}, {65536, 65536}, {65536, 0}, {5000, 0},
+	} other[] = {{4096, 4096}, {4096, 1024}, {65536, 65536}, {65536, 4096}, {65536, 0},
 		{100, 128}, {1000, 4096}, {40000, 0}};
-	unsigned int a, cases = 0, same = 0;
+	unsigned int a, i, cases = 0, same = 0;
 	size_t size;
 
-	for (size = 1; size < 4096 + RTE_DIM(other); size++)
+	for (size = 1; size <= 32768; size++)
 		for (a = 0; a <= 64; a = a == 0 ? 8 : a * 2) {
-			size_t sz = size < 4096 ? size : other[size - 4096].size;
-			unsigned int align = size < 4096 ? a : other[size - 4096].align;
-			void *p, *q, *r;
-
-			if (size >= 4096 && a != 0)
-				break;
-			p = hpm_malloc(NULL, sz, align);
-			hpm_free(p);
-			q = hpm_malloc_inline(NULL, sz, align);
-			hpm_free_inline(q);
-			r = hpm_malloc(NULL, sz, align);
+			if ((size > 4096 && (size & 4095) == 0) ||
+				(size >= 4096 && a != 0 && a != 64))
+				continue;
 			cases++;
-			same += p != NULL && q == p && r == p;
-			CHECK(p != NULL && q == p && r == p,
-				"%zu bytes aligned %u: hpm_malloc %p, then inline %p, then hpm_malloc %p",
-				sz, align, p, q, r);
-			CHECK(((uintptr_t)q & ((align != 0 ? align : 8) - 1)) == 0, "%p misaligned",
-				q);
-			hpm_free(r);
+			same += same_stack(size, a);
 		}
+	for (i = 0; i < RTE_DIM(other); i++) {
+		cases++;
+		same += same_stack(other[i].size, other[i].align);
+	}
 	printf("same stacks: %u of %u requests\n", same, cases);
 }
 
@@ -172,8 +186,9 @@ no_calls(void)
 		unsigned int align;
 		unsigned int calls; /* per pair */
 	} req[] = {{64, 0, 0}, {1, 8, 0}, {1000, 64, 0}, {3000, 16, 0}, {4095, 0, 0},
-		{4096, 4096, 0}, {65536, 65536, 0}, {5000, 0, 1}, {4096, 64, 1}, {100, 128, 1},
-		{8192, 4096, 2}, {40000, 0, 2}};
+		{4096, 4096, 0}, {4096, 64, 0}, {65536, 65536, 0}, {65536, 0, 0}, {4100, 0, 1},
+		{5000, 0, 0}, {9000, 64, 0}, {32768 - 64, 0, 0}, {100, 128, 1}, {5000, 256, 1},
+		{8192, 4096, 2}, {8192, 0, 2}, {40000, 0, 2}};
 	unsigned int i, k;
 
 	for (i = 0; i < RTE_DIM(req); i++) {

@@ -40,7 +40,8 @@ static_assert(offsetof(struct hpm_inline_stack, len) == offsetof(struct hpm_cach
 		offsetof(struct hpm_inline_stack, held) == offsetof(struct hpm_cache_stack, held) &&
 		offsetof(struct hpm_inline_stack, objs) == sizeof(struct hpm_cache_stack) &&
 		sizeof(struct hpm_inline_obj) == sizeof(struct hpm_cache_obj) &&
-		sizeof(hpm_inline_v1.small_class) == 4096 / 16 + 1,
+		sizeof(hpm_inline_v1.small_class) == 4096 / 16 + 1 &&
+		HPM_INLINE_MID_MIN == HPM_CACHE_HEAP_MAX + 1,
 	"hpm_inline.h's stack is the library's");
 
 void
@@ -76,6 +77,14 @@ hpm_cache_small_classes(bool small_heap)
 	hpm_cache_small_class[0] = hpm_cache_small_class[1];
 	/* hpm_inline.h's copy: the sizes below 4 KiB */
 	memcpy(hpm_inline_v1.small_class, hpm_cache_small_class, sizeof(hpm_inline_v1.small_class));
+	/* a bucket's sizes but a multiple of 4 KiB share a class: its last's below */
+	for (i = 0; i < RTE_DIM(hpm_inline_v1.mid_class); i++) {
+		int cls = (size_t)i * 64 >= HPM_INLINE_MID_MIN
+			? hpm_cache_class((size_t)i * 64 - 1, 64)
+			: -1;
+
+		hpm_inline_v1.mid_class[i] = cls >= 0 && cls < HPM_CACHE_RUN0 ? (uint8_t)cls : 0xff;
+	}
 }
 
 /* The size-class pages' until a heap says otherwise (hpm_cache_init_process()). */
