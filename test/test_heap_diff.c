@@ -18,6 +18,8 @@
  * allocation and bulk free; the mix weighted as an application's, so that
  * 10^7 operations take a minute or two. --seeds N splits the operations
  * over N runs from N seeds, each drained and checked back at the baseline.
+ * Every other malloc and free goes through hpm_inline.h (the library's
+ * functions for what the inline path leaves to them).
  *
  * usage: test_heap_diff --source anon|hugetlbfs|eal [--no-huge] [--ops N]
  *                       [--mode mix|routes] [--seeds N] [--small-heap]
@@ -34,6 +36,7 @@
 
 #include <rte_errno.h>
 
+#include "hpm_inline.h"
 #include "hpm_malloc.h"
 #include "test_common.h"
 
@@ -331,9 +334,12 @@ do_alloc(int op, struct counts *c)
 		num = 1 + test_rand(&rs) % 16;
 		size = RTE_MAX(size / num, (size_t)1);
 	}
-	p = op == OP_MALLOC        ? hpm_malloc("diff", size, align)
-		: op == OP_ZMALLOC ? hpm_zmalloc("diff", size, align)
-				   : hpm_calloc("diff", num, size, align);
+	if (op == OP_MALLOC)
+		p = test_rand(&rs) & 1 ? hpm_malloc_inline("diff", size, align)
+				       : hpm_malloc("diff", size, align);
+	else
+		p = op == OP_ZMALLOC ? hpm_zmalloc("diff", size, align)
+				     : hpm_calloc("diff", num, size, align);
 	size *= num;
 	if (p == NULL) {
 		CHECK(rte_errno == ENOMEM, "alloc %zu align %zu: NULL with rte_errno %d", size,
@@ -466,7 +472,10 @@ do_free(void)
 
 	CHECK(intact(b->p, b->size, b->seed), "block %p (%zu B) damaged before its free", b->p,
 		b->size);
-	hpm_free(b->p);
+	if (test_rand(&rs) & 1)
+		hpm_free_inline(b->p);
+	else
+		hpm_free(b->p);
 	remove_block(k);
 }
 
