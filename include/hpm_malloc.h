@@ -174,7 +174,8 @@ struct hpm_config {
 	size_t hugepage_size;
 	/**
 	 * Most blocks a per-lcore cache holds per size class (default 512,
-	 * at most 512; 0: no caches, as HPM_CFG_F_NO_CACHE).
+	 * at most 512; 0: no caches, as HPM_CFG_F_NO_CACHE). A class's stack
+	 * holds 508 blocks: a limit above 508 acts as 508.
 	 */
 	unsigned int cache_max;
 	/**
