@@ -174,8 +174,7 @@ struct hpm_config {
 	size_t hugepage_size;
 	/**
 	 * Most blocks a per-lcore cache holds per size class (default 512,
-	 * at most 512; 0: no caches, as HPM_CFG_F_NO_CACHE). A class's stack
-	 * holds 508 blocks: a limit above 508 acts as 508.
+	 * at most 512; 0: no caches, as HPM_CFG_F_NO_CACHE).
 	 */
 	unsigned int cache_max;
 	/**

@@ -376,10 +376,10 @@ main(int argc, char **argv)
 #ifdef HPM_INLINE_SANITIZED
 	printf("sanitizer build: hpm_inline.h's functions are the calls\n");
 #else
-	CHECK(hpm_cache_tls.gen == hpm_inline_v2.gen && hpm_inline_v2.gen != UINT64_MAX,
+	CHECK(hpm_cache_tls.gen == hpm_inline_v1.gen && hpm_inline_v1.gen != UINT64_MAX,
 		"the inline paths are off: the thread's generation %" PRIu64
 		", the anchor's %" PRIu64,
-		hpm_cache_tls.gen, hpm_inline_v2.gen);
+		hpm_cache_tls.gen, hpm_inline_v1.gen);
 #endif
 	same_stacks();
 	no_calls();

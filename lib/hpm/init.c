@@ -54,7 +54,7 @@ hpm_config_defaults(struct hpm_config *cfg)
 	cfg->release_delay_ms = 1000;
 	cfg->initial_size = 0;
 	cfg->hugepage_size = HPM_UNIT_SIZE;
-	cfg->cache_max = HPM_CACHE_MAX_CONFIG;
+	cfg->cache_max = HPM_CACHE_CAP;
 	cfg->cache_min = 64;
 	cfg->cache_share = 32;
 #ifdef HPM_DEFAULT_DEBUG
@@ -72,7 +72,7 @@ config_check(const struct hpm_config *cfg)
 		(cfg->flags &
 			~(HPM_CFG_F_VALIDATE | HPM_CFG_F_NO_CACHE | HPM_CFG_F_DEBUG |
 				HPM_CFG_F_SMALL_HEAP | HPM_CFG_F_LEAN_CACHE)) != 0 ||
-		cfg->cache_max > HPM_CACHE_MAX_CONFIG ||
+		cfg->cache_max > HPM_CACHE_CAP ||
 		(cfg->cache_max != 0 && cfg->cache_min > cfg->cache_max) || cfg->cache_share == 0 ||
 		cfg->fake_sockets > RTE_MAX_NUMA_NODES)
 		return -EINVAL;

@@ -114,15 +114,8 @@ hpm_cache_run_align(unsigned int cls)
 	return (size_t)4096 << ((cls - HPM_CACHE_RUN0) / HPM_CACHE_RUN_NLEN);
 }
 
-/**
- * Most blocks a stack can hold; the limit in force follows the heap's size.
- * 508: with its header line a stack is 8 KiB, so that a class's stack is
- * a shift from the cache, not a multiply (pair 64 B and 4K/4K, fastest
- * windows: 3-8% less in 12 of 12 alternated turns).
- */
-#define HPM_CACHE_CAP 508
-/** hpm_config::cache_max's default and bound (limits above HPM_CACHE_CAP act as it). */
-#define HPM_CACHE_MAX_CONFIG 512
+/** Most blocks a stack can hold; the limit in force follows the heap's size. */
+#define HPM_CACHE_CAP 512
 /**
  * Most blocks a stack of granule runs can hold: their limits are in bytes
  * (64 KiB, 16 single granules), and a cache takes less than 512 KiB of
@@ -176,7 +169,6 @@ struct hpm_cache_stack_full {
 	struct hpm_cache_stack h;
 	struct hpm_cache_obj objs[HPM_CACHE_CAP];
 };
-static_assert(sizeof(struct hpm_cache_stack_full) == 8192, "a stack is 8 KiB: a shift away");
 
 struct hpm_cache_stack_run {
 	struct hpm_cache_stack h;

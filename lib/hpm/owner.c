@@ -25,7 +25,7 @@ struct hpm_unit **hpm_owner = owner_none.slot;
  * generation and small-size classes from lcore_cache.c. The generation of
  * no thread until the caches say (hpm_cache_gen_bump()).
  */
-struct hpm_inline_anchor hpm_inline_v2 = {
+struct hpm_inline_anchor hpm_inline_v1 = {
 	.gen = UINT64_MAX,
 	.owner = (struct hpm_inline_owner *)&owner_none,
 };
@@ -68,7 +68,7 @@ hpm_owner_init(void)
 
 			m->mask = OWNER_SLOTS - 1;
 			__atomic_store_n(&hpm_owner, m->slot, __ATOMIC_RELEASE);
-			__atomic_store_n(&hpm_inline_v2.owner, (struct hpm_inline_owner *)m,
+			__atomic_store_n(&hpm_inline_v1.owner, (struct hpm_inline_owner *)m,
 				__ATOMIC_RELEASE);
 		}
 	}
