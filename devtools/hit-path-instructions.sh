@@ -7,17 +7,24 @@
 # mempool-* kinds are the reference: rte_mempool's get+put and bulk, the same way.
 # inline-KIND runs KIND on bench_hit_inline: through hpm_inline.h, the hit
 # path compiled into the loop, without the calls into libhpm.so.
-# Usage: devtools/hit-path-instructions.sh [--time] [BUILD_DIR] [KIND...]
+# Usage: devtools/hit-path-instructions.sh [--time|--l1] [BUILD_DIR] [KIND...]
 #   LIB_DIR=dir  runs the same benchmark on another build's libhpm.so
 #                (e.g. the commit before a change: before and after)
 #   --time       times each kind instead (bench_hit_path's windows: the
 #                fastest, p10, median ns), three turns; with LIB_DIR, that
 #                build and this one in turns
+#   --l1         L1 data misses per operation instead (cachegrind, a 32 KiB
+#                8-way L1 of 64-byte lines): what a layout costs in misses,
+#                e.g. on the mix kind, where every class is busy
 set -euo pipefail
 
 timed=false
+l1=false
 if [ "${1:-}" = --time ]; then
 	timed=true
+	shift
+elif [ "${1:-}" = --l1 ]; then
+	l1=true
 	shift
 fi
 build=${1:-build}
@@ -53,6 +60,19 @@ instructions() {
 	clean
 }
 
+# L1 data misses (reads and writes) of a run, by cachegrind
+l1_misses() {
+	local out
+	out=$(mktemp)
+	# shellcheck disable=SC2046 # two words: the binary and the kind
+	LD_LIBRARY_PATH=${LIB_DIR:-} valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 \
+		--LL=1048576,16,64 --cachegrind-out-file="$out" $(bench_of "$1") "$2" >/dev/null 2>&1
+	awk '/^events:/ { for (i = 2; i <= NF; i++) name[i] = $i }
+		/^summary:/ { for (i = 2; i <= NF; i++) if (name[i] ~ /^D1m[rw]$/) s += $i; print s }' "$out"
+	rm -f "$out"
+	clean
+}
+
 # the fastest window, p10 and median of a kind (its name cut from the bench's line)
 timed_run() {
 	# shellcheck disable=SC2046 # two words: the binary and the kind
@@ -73,6 +93,15 @@ if $timed; then
 fi
 
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+if $l1; then
+	for k in "${kinds[@]}"; do
+		base=$(l1_misses "$k" 0)
+		full=$(l1_misses "$k" "$count")
+		echo "$k: $(awk -v a="$full" -v b="$base" -v n="$count" \
+			'BEGIN { printf "%.2f", (a - b) / n }') L1 data misses per operation"
+	done
+	exit 0
+fi
 for k in "${kinds[@]}"; do
 	base=$(instructions "$k" 0)
 	full=$(instructions "$k" "$count")

@@ -22,8 +22,13 @@
  * into its loops (bench_hit_inline.c): what an inline fast path in the
  * public header would cost, against the calls into libhpm.so here.
  *
+ * mix: 4096 live blocks of 16 B to 32 KiB (every class of single blocks
+ * busy), each step a free of a random one and an allocation of a random
+ * size: what the cache's layout costs in L1 misses when no class stays hot
+ * (devtools/hit-path-instructions.sh --l1 counts them with cachegrind).
+ *
  * usage: bench_hit_path KIND COUNT [time]
- *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64, locked-KIND
+ *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64 mix, locked-KIND
  *   (the same without caches: the locked path), mempool-pair64, mempool-bulk64
  */
 
@@ -48,9 +53,38 @@
 #define BURST 32
 /* pairs a timed window holds (bursts: this / BURST) */
 #define WINDOW 256
+#define MIX_LIVE 4096
 
 static void *volatile sink;
 static struct rte_mempool *pool;
+static void *mix_live[MIX_LIVE];
+static uint64_t mix_rs = 0x9e3779b97f4a7c15;
+
+static size_t
+mix_size(void)
+{
+	mix_rs ^= mix_rs << 13;
+	mix_rs ^= mix_rs >> 7;
+	mix_rs ^= mix_rs << 17;
+	return 16 + (size_t)(mix_rs % 32753);
+}
+
+/* mix: count steps of a free of a random live block and an allocation of a random size */
+static void
+run_mix(long count)
+{
+	unsigned int k;
+	long n;
+
+	if (mix_live[0] == NULL)
+		for (k = 0; k < MIX_LIVE; k++)
+			mix_live[k] = BENCH_MALLOC(mix_size(), 0);
+	for (n = 0; n < count; n++) {
+		k = (unsigned int)(mix_size() % MIX_LIVE);
+		BENCH_FREE(mix_live[k]);
+		mix_live[k] = BENCH_MALLOC(mix_size(), 0);
+	}
+}
 
 static void __attribute__((noinline)) run(const char *kind, long count)
 {
@@ -69,7 +103,9 @@ static void __attribute__((noinline)) run(const char *kind, long count)
 		size = 65536;
 		align = 65536;
 	}
-	if (!strcmp(kind, "mempool-pair64")) {
+	if (!strcmp(kind, "mix")) {
+		run_mix(count);
+	} else if (!strcmp(kind, "mempool-pair64")) {
 		for (n = 0; n < count; n++) {
 			void *p;
 
@@ -146,6 +182,7 @@ main(int argc, char **argv)
 		"--log-level=lib.eal:error", NULL};
 	struct hpm_config cfg;
 	const char *kind;
+	unsigned int i;
 	long count;
 
 	if (argc < 3)
@@ -167,13 +204,16 @@ main(int argc, char **argv)
 		if (pool == NULL)
 			return 1;
 	}
-	run(kind, 1000); /* warm: refills done, the cache in steady state */
+	/* warm: refills done, the cache in steady state (mix: its pages too) */
+	run(kind, !strcmp(kind, "mix") ? 200000 : 1000);
 	if (argc > 3 && !strcmp(argv[3], "time")) {
 		if (time_kind(kind, count) != 0)
 			return 1;
 	} else {
 		run(kind, count);
 	}
+	for (i = 0; i < MIX_LIVE; i++)
+		BENCH_FREE(mix_live[i]);
 	rte_mempool_free(pool);
 	hpm_fini();
 	rte_eal_cleanup();
