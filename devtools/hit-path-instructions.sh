@@ -49,26 +49,25 @@ bench_of() {
 	esac
 }
 
-instructions() {
-	local out
+# One figure of a run of kind $1 with count $2 under a valgrind tool: instructions
+# (callgrind), or with --l1 the L1 data misses, reads and writes (cachegrind)
+grind() {
+	local out tool=callgrind opts=()
+	# shellcheck disable=SC2016 # awk's fields, not the shell's
+	local figure='/^summary:/ { print $2 }'
 	out=$(mktemp)
+	if $l1; then
+		tool=cachegrind
+		# shellcheck disable=SC2054 # the cache geometry: size,ways,line
+		opts=(--cache-sim=yes --D1=32768,8,64 --LL=1048576,16,64)
+		# shellcheck disable=SC2016 # awk's fields, not the shell's
+		figure='/^events:/ { for (i = 2; i <= NF; i++) name[i] = $i }
+			/^summary:/ { for (i = 2; i <= NF; i++) if (name[i] ~ /^D1m[rw]$/) s += $i; print s }'
+	fi
 	# shellcheck disable=SC2046 # two words: the binary and the kind
-	LD_LIBRARY_PATH=${LIB_DIR:-} valgrind --tool=callgrind --callgrind-out-file="$out" \
-		$(bench_of "$1") "$2" >/dev/null 2>&1
-	awk '/^summary:/ { print $2 }' "$out"
-	rm -f "$out"
-	clean
-}
-
-# L1 data misses (reads and writes) of a run, by cachegrind
-l1_misses() {
-	local out
-	out=$(mktemp)
-	# shellcheck disable=SC2046 # two words: the binary and the kind
-	LD_LIBRARY_PATH=${LIB_DIR:-} valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 \
-		--LL=1048576,16,64 --cachegrind-out-file="$out" $(bench_of "$1") "$2" >/dev/null 2>&1
-	awk '/^events:/ { for (i = 2; i <= NF; i++) name[i] = $i }
-		/^summary:/ { for (i = 2; i <= NF; i++) if (name[i] ~ /^D1m[rw]$/) s += $i; print s }' "$out"
+	LD_LIBRARY_PATH=${LIB_DIR:-} valgrind --tool=$tool "${opts[@]}" \
+		--$tool-out-file="$out" $(bench_of "$1") "$2" >/dev/null 2>&1
+	awk "$figure" "$out"
 	rm -f "$out"
 	clean
 }
@@ -93,22 +92,20 @@ if $timed; then
 fi
 
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+what="instructions"
+digits=1
 if $l1; then
-	for k in "${kinds[@]}"; do
-		base=$(l1_misses "$k" 0)
-		full=$(l1_misses "$k" "$count")
-		echo "$k: $(awk -v a="$full" -v b="$base" -v n="$count" \
-			'BEGIN { printf "%.2f", (a - b) / n }') L1 data misses per operation"
-	done
-	exit 0
+	what="L1 data misses"
+	digits=2
 fi
 for k in "${kinds[@]}"; do
-	base=$(instructions "$k" 0)
-	full=$(instructions "$k" "$count")
-	per=$(awk -v a="$full" -v b="$base" -v n="$count" 'BEGIN { printf "%.1f", (a - b) / n }')
+	base=$(grind "$k" 0)
+	full=$(grind "$k" "$count")
+	per=$(awk -v a="$full" -v b="$base" -v n="$count" -v d="$digits" \
+		'BEGIN { printf "%.*f", d, (a - b) / n }')
 	case $k in
 	*burst*|*bulk*) unit="per burst of 32" ;;
 	*) unit="per alloc+free pair" ;;
 	esac
-	echo "$k: $per instructions $unit"
+	echo "$k: $per $what $unit"
 done
