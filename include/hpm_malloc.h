@@ -188,7 +188,9 @@ struct hpm_config {
 	 * with caches, in blocks, between cache_min and cache_max (heap classes
 	 * hold at most 32 KiB and move 4 KiB at a time, so that cached blocks
 	 * do not pin the heap's free ranges). The limit grows with the heap, as
-	 * the question of seed 003 asks.
+	 * the question of seed 003 asks. A cache's classes above the heap's
+	 * (granules, size classes, runs) hold together no more than that share
+	 * (8 MiB at least): classes gone idle give their room to those in use.
 	 */
 	unsigned int cache_share;
 	/**

@@ -1040,6 +1040,111 @@ run_alignments(void)
 	CHECK(hpm_heap_check() == 0, "heap check after runs across alignments");
 }
 
+/* Bytes the main lcore's cache holds in the classes under its budget. */
+static size_t
+budget_held(void)
+{
+	struct hpm_cache_stats cs;
+	unsigned int cls;
+	size_t bytes = 0;
+
+	for (cls = HPM_CACHE_BUDGET_CLASS0; cls < HPM_CACHE_NCLASS; cls++)
+		if (hpm_cache_stats(rte_lcore_id(), (int)cls, &cs) == 0)
+			bytes += cs.bytes;
+	return bytes;
+}
+
+/* A request of class cls: its size in *size, its alignment; 0 if none. */
+static size_t
+budget_request(unsigned int cls, size_t *size)
+{
+	if (cls == HPM_CACHE_C4K || cls == HPM_CACHE_C64K) {
+		*size = cls == HPM_CACHE_C4K ? 4096 : 65536;
+		return *size;
+	}
+	*size = hpm_cache_class_bytes(cls);
+	if (cls >= HPM_CACHE_RUN0)
+		return hpm_cache_run_align(cls);
+	return 64;
+}
+
+#define BUDGET_PER_CLASS 12
+#define BUDGET_BURST 40
+
+/*
+ * The cache's byte budget: blocks of every class under it (granules, size
+ * classes, runs of every length and alignment, 12 a class: more than 20 MiB
+ * that the classes' own limits would keep) freed into the main lcore's
+ * cache; it keeps twice its budget at most (a class's limit is what the
+ * others leave when it is set, the count of what they hold is refreshed
+ * every 16th setting). Then bursts of 40 blocks of 64 KiB: the classes gone
+ * idle give their room up, the bursts come from the cache, and it is back
+ * within its budget and a burst.
+ */
+static void
+cache_budget(void)
+{
+	static void *blocks[HPM_CACHE_NCLASS][BUDGET_PER_CLASS];
+	struct hpm_lcore_cache *c;
+	struct hpm_cache_stats before, after;
+	unsigned int cls, i, round, tried = 0;
+	size_t budget, held, size, align;
+	void *burst[BUDGET_BURST];
+
+	hpm_cache_flush();
+	c = hpm_cache_get();
+	CHECK(c != NULL, "budget: the main lcore has a cache");
+	if (c == NULL)
+		return;
+	memset(blocks, 0, sizeof(blocks));
+	for (cls = HPM_CACHE_BUDGET_CLASS0; cls < HPM_CACHE_NCLASS; cls++) {
+		align = budget_request(cls, &size);
+		if (!hpm_cache_keeps(cls) || hpm_cache_class(size, align) != (int)cls)
+			continue;
+		tried++;
+		for (i = 0; i < BUDGET_PER_CLASS; i++) {
+			blocks[cls][i] = hpm_malloc("budget", size, (unsigned int)align);
+			CHECK(blocks[cls][i] != NULL, "budget: class %u, %zu bytes at %zu", cls,
+				size, align);
+		}
+	}
+	CHECK(tried > 100, "budget: %u classes tried", tried);
+	for (cls = 0; cls < HPM_CACHE_NCLASS; cls++)
+		for (i = 0; i < BUDGET_PER_CLASS; i++)
+			hpm_free(blocks[cls][i]);
+	budget = hpm_cache_budget(c);
+	held = budget_held();
+	printf("budget: %u classes, %zu bytes cached of a budget of %zu\n", tried, held, budget);
+	CHECK(held > 0 && held <= 2 * budget,
+		"budget: %zu bytes held against a budget of %zu after every class", held, budget);
+	/* a class in use takes the room of those gone idle */
+	for (round = 0; round < 64; round++) {
+		for (i = 0; i < BUDGET_BURST; i++)
+			burst[i] = hpm_malloc("budget", 65536, 65536);
+		for (i = 0; i < BUDGET_BURST; i++) {
+			CHECK(burst[i] != NULL, "budget: 64 KiB burst");
+			hpm_free(burst[i]);
+		}
+	}
+	CHECK(hpm_cache_stats(rte_lcore_id(), HPM_CACHE_C64K, &before) == 0, "budget: stats");
+	for (i = 0; i < BUDGET_BURST; i++)
+		burst[i] = hpm_malloc("budget", 65536, 65536);
+	for (i = 0; i < BUDGET_BURST; i++)
+		hpm_free(burst[i]);
+	CHECK(hpm_cache_stats(rte_lcore_id(), HPM_CACHE_C64K, &after) == 0 &&
+			after.misses == before.misses,
+		"budget: a burst of %u x 64 KiB missed %" PRIu64
+		" times after the others went idle",
+		BUDGET_BURST, after.misses - before.misses);
+	held = budget_held();
+	printf("budget: after the bursts, %zu bytes cached, %" PRIu64 " x 64 KiB\n", held,
+		after.blocks);
+	CHECK(held <= budget + BUDGET_BURST * 65536,
+		"budget: %zu bytes held against a budget of %zu after the bursts", held, budget);
+	hpm_cache_flush();
+	CHECK(hpm_heap_check() == 0, "heap check after the budget");
+}
+
 /* HPM_CFG_F_LEAN_CACHE: runs over 64 KiB bypass the caches; the defaults keep them. */
 static void
 lean_cache(struct hpm_config *cfg)
@@ -1095,6 +1200,7 @@ main(int argc, char **argv)
 	bulk_dry(8192, 4096);
 	CHECK(hpm_heap_check() == 0, "heap check at the end");
 	run_alignments();
+	cache_budget();
 	lean_cache(&cfg);
 	hpm_fini();
 	return test_end("cache");

@@ -114,44 +114,54 @@ hpm_cache_class_bytes(unsigned int cls)
 #define SLAB_BATCH_MIN 2u
 #define SLAB_LIMIT_BYTES 65536u
 /*
- * Granule runs: a stack of at most 64 KiB, a refill of half of it; and the
- * runs a cache holds share its part of the heap (1/cache_share of the heap
- * over the caches, 1 MiB at least): a class gets an equal share of it with
- * the classes that hold runs. malloc_perf's mixed workload, every class of
- * runs busy, in one run: 256 KiB a class 22-31 ns/op and held/live 1.88,
- * 64 KiB 30-38 and 1.73 (tcmalloc 40-42 and 1.46 beside them); test_soak
- * (three threads, a quarter of the frees cross-thread): 47.5 MiB cached
- * without the share.
+ * Granule runs: a stack of at most 128 KiB, a refill of half of it.
+ * malloc_perf's mixed workload, every class of runs busy, one run each
+ * (with the 8 MiB budget below; 64 KiB: the library before it): 64 KiB a
+ * class 27.4 ns/op and held/live 1.68, 128 KiB 23.9 and 1.69, 256 KiB 21.8
+ * and 1.77.
  */
-#define RUN_LIMIT_BYTES (64u << 10)
-#define RUN_BUDGET_MIN (1u << 20)
+#define RUN_LIMIT_BYTES (128u << 10)
+/*
+ * The cache's budget: the bytes its granule, size-class and run classes hold
+ * together, its part of the heap (1/cache_share over the caches), 8 MiB at
+ * least. Each class's limit stays within it: what the others leave, or an
+ * equal share with the classes that hold blocks when they leave less; and
+ * the classes gone idle give their room to those in use. Per class alone,
+ * the caches of test_soak held 30 MiB, those of malloc_perf's mixed 24 MiB.
+ * mixed, runs of 128 KiB a class, budgets of 2.5 and 8 MiB: 26.3 and 23.9
+ * ns/op (held/live 1.69 both); 256 KiB, 4, 8 and 16 MiB: 26.7, 21.8 and
+ * 20.2 (1.71, 1.77, 1.75). doc/guides/tuning.rst has the rest.
+ */
+#define CACHE_BUDGET_MIN (8u << 20)
+/* classes under the budget: the heap classes' stacks are 32 KiB at most */
+#define BUDGET_CLASS0 HPM_CACHE_BUDGET_CLASS0
 
 /*
  * The limit rule (seed 003's question): the caches of a socket together may
- * hold 1/cache_share of its heap; a class's share of that, divided among the
- * lcores with caches, in blocks, bounded by cache_min and cache_max. Refill
- * and flush move half a limit. A small heap keeps little memory idle in
- * caches; a large one lets them absorb long bursts. (hpm_config has the
- * knobs; doc/tuning says how the defaults were measured.)
+ * hold 1/cache_share of its heap, in blocks a class bounded by cache_min and
+ * cache_max, and by the cache's budget. Refill and flush move half a limit.
+ * A small heap keeps little memory idle in caches; a large one lets them
+ * absorb long bursts. (hpm_config has the knobs; doc/tuning says how the
+ * defaults were measured.)
  */
-/* Count the run classes of a cache that hold runs, and the bytes they hold. */
+/* Count the classes under the budget that hold blocks, and their bytes. */
 static void
-count_runs(struct hpm_lcore_cache *c)
+count_held(struct hpm_lcore_cache *c)
 {
 	unsigned int cls, n = 0;
 	size_t bytes = 0;
 
-	for (cls = HPM_CACHE_RUN0; cls < HPM_CACHE_NCLASS; cls++) {
+	for (cls = BUDGET_CLASS0; cls < HPM_CACHE_NCLASS; cls++) {
 		uint32_t len = hpm_cache_stack(c, cls)->len;
 
 		n += len != 0;
 		bytes += (size_t)len * hpm_cache_class_bytes(cls);
 	}
-	c->runs_held = n;
-	c->run_bytes = bytes;
+	c->classes_held = n;
+	c->held_bytes = bytes;
 }
 
-/* One cache's part of a class's share of the heap: 1/cache_share over the caches. */
+/* One cache's part of the heap: 1/cache_share over the caches. */
 static size_t
 cache_part(const struct hpm_arena *a)
 {
@@ -160,15 +170,69 @@ cache_part(const struct hpm_arena *a)
 	return a->cs.total_bytes / hpm_state->cfg.cache_share / ncaches;
 }
 
-/* What the runs of one cache may hold together: its part (cache_part()), 1 MiB at least. */
+/* What the classes under the budget of one cache may hold together. */
 static size_t
-run_budget(size_t part)
+cache_budget(size_t part)
 {
-	return RTE_MAX(part, (size_t)RUN_BUDGET_MIN);
+	return RTE_MAX(part, (size_t)CACHE_BUDGET_MIN);
 }
 
+size_t
+hpm_cache_budget(const struct hpm_lcore_cache *c)
+{
+	return cache_budget(cache_part(&hpm_state->arenas[c->socket]));
+}
+
+static void flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n);
+
+/*
+ * Past the budget, the classes other than cls give back their oldest blocks
+ * beyond an equal share: a class in use gets the room of classes gone idle
+ * (malloc_perf's bursts of 64 KiB blocks after those of 4 KiB ones, 2 MiB of
+ * them still cached). Lock held.
+ */
 static void
-update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena *a)
+budget_trim_locked(struct hpm_arena *a, struct hpm_lcore_cache *c, unsigned int cls, size_t budget)
+{
+	size_t equal;
+	unsigned int i;
+
+	count_held(c);
+	if (c->held_bytes <= budget)
+		return;
+	equal = budget / (c->classes_held + 1);
+	for (i = BUDGET_CLASS0; i < HPM_CACHE_NCLASS; i++) {
+		struct hpm_cache_stack *cc = hpm_cache_stack(c, i);
+		size_t bytes = hpm_cache_class_bytes(i), keep = equal / bytes;
+
+		if (i == cls || cc->len <= keep)
+			continue;
+		c->held_bytes -= RTE_MIN(c->held_bytes, (cc->len - keep) * bytes);
+		flush_locked(a, cc, cc->len - (unsigned int)keep);
+	}
+}
+
+/*
+ * Bytes class cls may hold within the budget: what the others leave, or an
+ * equal share. Lock held.
+ */
+static size_t
+budget_share(struct hpm_arena *a, struct hpm_lcore_cache *c, unsigned int cls, size_t budget)
+{
+	size_t mine = (size_t)hpm_cache_stack(c, cls)->len * hpm_cache_class_bytes(cls);
+	size_t others, left;
+
+	/* now and then: a look at every class is 200 loads */
+	if ((c->budget_updates++ & 15) == 0)
+		budget_trim_locked(a, c, cls, budget);
+	others = c->held_bytes > mine ? c->held_bytes - mine : 0;
+	left = budget > others ? budget - others : 0;
+	return RTE_MAX(left, budget / (c->classes_held + 1));
+}
+
+/* Lock held. */
+static void
+update_limit(struct hpm_lcore_cache *c, unsigned int cls, struct hpm_arena *a)
 {
 	struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
 	const struct hpm_config *cfg = &hpm_state->cfg;
@@ -200,15 +264,7 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena
 		limit = RTE_MIN(limit, most_limit);
 	} else if (cls >= HPM_CACHE_RUN0) {
 		/* by bytes, not cache_min's blocks: 64 runs of 256 KiB would be 16 MiB idle */
-		size_t budget = run_budget(part);
-		size_t most;
-
-		/* counted now and then: a look at every run class is 100 loads */
-		if ((c->run_updates++ & 15) == 0)
-			count_runs(c);
-		most = RTE_MIN((size_t)RUN_LIMIT_BYTES, budget / (c->runs_held + 1)) /
-			hpm_cache_class_bytes(cls);
-		limit = RTE_MAX(most, (size_t)1);
+		limit = RTE_MAX((size_t)RUN_LIMIT_BYTES / hpm_cache_class_bytes(cls), (size_t)1);
 		batch = RTE_MAX((uint32_t)limit / 2, 1u);
 	} else if (cls >= HPM_CACHE_SLAB0) {
 		uint32_t bytes = hpm_cache_class_bytes(cls);
@@ -218,6 +274,19 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, const struct hpm_arena
 		batch = RTE_MIN(batch, most_batch);
 		most_limit = RTE_MAX((size_t)SLAB_LIMIT_BYTES / bytes, 2 * (size_t)batch);
 		limit = RTE_MIN(limit, most_limit);
+	}
+	if (cls >= BUDGET_CLASS0) {
+		size_t most =
+			budget_share(a, c, cls, cache_budget(part)) / hpm_cache_class_bytes(cls);
+		uint32_t half;
+
+		if (most < 1)
+			most = 1;
+		if (limit > most)
+			limit = most;
+		half = limit > 1 ? (uint32_t)limit / 2 : 1;
+		if (batch > half)
+			batch = half;
 	}
 	cc->batch = batch;
 	/*
@@ -663,9 +732,9 @@ flush_all_locked(struct hpm_arena *a, struct hpm_lcore_cache *c)
 {
 	unsigned int i;
 
-	/* no runs held now (the count would otherwise wait for its next turn) */
-	c->runs_held = 0;
-	c->run_bytes = 0;
+	/* nothing held now (the count would otherwise wait for its next turn) */
+	c->classes_held = 0;
+	c->held_bytes = 0;
 	for (i = 0; i < HPM_CACHE_NCLASS; i++) {
 		__atomic_store_n(&hpm_cache_stack(c, i)->drain, 0, __ATOMIC_RELAXED);
 		if (hpm_cache_stack(c, i)->len != 0)
@@ -727,18 +796,19 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 				flush_locked(a, cc, RTE_MIN(n, cc->len));
 			}
 			/*
-			 * Runs past the cache's budget: the run goes back too. A limit
-			 * of at least one run a class would otherwise let 100 classes
-			 * hold one each (test_soak: 5.6 MiB a cache against 2.7).
+			 * Past the cache's budget: the class's blocks and this one go
+			 * back. A limit of at least one block a class would otherwise
+			 * let 100 run classes hold one each (test_soak: 5.6 MiB a
+			 * cache against 2.7).
 			 */
-			if (cls >= HPM_CACHE_RUN0 && c->run_bytes > run_budget(cache_part(a))) {
+			if (cls >= BUDGET_CLASS0 && c->held_bytes > cache_budget(cache_part(a))) {
 				struct hpm_cache_obj o = {.p = p, .state = state};
-				size_t gone = (size_t)(cc->len + 1) * hpm_cache_class_bytes(cls);
+				size_t gone = (size_t)cc->len * hpm_cache_class_bytes(cls);
 
 				if (cc->len != 0)
 					flush_locked(a, cc, cc->len);
 				free_objs_locked(a, &o, 1);
-				c->run_bytes -= RTE_MIN(c->run_bytes, gone);
+				c->held_bytes -= RTE_MIN(c->held_bytes, gone);
 				hpm_arena_unlock(a);
 				return;
 			}

@@ -118,7 +118,7 @@ hpm_cache_run_align(unsigned int cls)
 #define HPM_CACHE_CAP 512
 /**
  * Most blocks a stack of granule runs can hold: their limits are in bytes
- * (64 KiB, 16 single granules), and a cache takes less than 512 KiB of
+ * (128 KiB, 32 single granules), and a cache takes less than 512 KiB of
  * metadata.
  */
 #define HPM_CACHE_RUN_CAP 32
@@ -219,12 +219,13 @@ struct hpm_lcore_cache {
 	 */
 	int owner;
 	/**
-	 * Run classes that held runs, and their bytes, when last counted (every
-	 * 16th limit update of a run class).
+	 * Classes under the cache's byte budget (granules, size classes, runs)
+	 * that held blocks, and their bytes, when last counted (every 16th limit
+	 * update of such a class).
 	 */
-	uint32_t runs_held;
-	uint32_t run_updates;
-	size_t run_bytes;
+	uint32_t classes_held;
+	uint32_t budget_updates;
+	size_t held_bytes;
 	struct hpm_cache_stack_full cls[HPM_CACHE_RUN0];
 	struct hpm_cache_stack_run run[HPM_CACHE_NCLASS - HPM_CACHE_RUN0];
 };
@@ -831,6 +832,15 @@ void hpm_cache_request_drain(int socket);
 
 /** Bytes of a block of class cls. */
 size_t hpm_cache_class_bytes(unsigned int cls);
+
+/** The first class under a cache's byte budget: granules, size classes and runs. */
+#define HPM_CACHE_BUDGET_CLASS0 HPM_CACHE_C4K
+
+/**
+ * Bytes the classes from HPM_CACHE_BUDGET_CLASS0 of cache c may hold
+ * together now (it follows the heap's size).
+ */
+size_t hpm_cache_budget(const struct hpm_lcore_cache *c);
 
 struct hpm_state;
 
