@@ -259,7 +259,13 @@ contig_applies(const struct mp_config *cfg, const struct mp_backend *be, const c
 	return true;
 }
 
-/* IOVA-contiguous pairs: NaN (not a failure) when the backend has none or cannot here */
+/*
+ * IOVA-contiguous pairs: NaN (not a failure) when the backend has none or
+ * cannot here. Physically contiguous hugepages come and go with the machine
+ * (where IOVA is PA, a memzone given back returns its pages to the kernel
+ * and the next one gets others): memory that runs out after the first pair
+ * is that too, and said.
+ */
 static int
 contig_pairs(struct mp_run *r, struct mp_lcore *lc, size_t size, double *ns)
 {
@@ -274,8 +280,13 @@ contig_pairs(struct mp_run *r, struct mp_lcore *lc, size_t size, double *ns)
 	start = rte_rdtsc();
 	do {
 		p = be->malloc_contig(size, CONTIG_ALIGN);
-		if (unlikely(p == NULL))
-			return -ENOMEM;
+		if (unlikely(p == NULL)) {
+			fprintf(stderr,
+				"contig: %s: no IOVA-contiguous %zu MiB after %" PRIu64
+				" pairs: no figure\n",
+				be->name, size >> 20, n + 1);
+			return 0;
+		}
 		be->free_contig(p);
 		n++;
 		mp_progress(lc, lc->ops + 1);
