@@ -9,12 +9,14 @@
  * quarter of the frees go to another thread through a ring.
  * Every block is checked when it is freed (and zmalloc memory when it is
  * made), the main lcore checks the whole heap every few seconds while the
- * others run and samples the memory held every second. At the end everything
- * is freed and the caches flushed: the statistics are back where they
- * started, the heap checks, no bad free was seen; and the memory held stopped
- * growing once the working set was reached: its peak in the second half of
- * the run (after the first minute at least; runs shorter than 90 s: the
- * second half) is within 10% (or two growth steps) of its peak before.
+ * others run and samples the memory every second (held, hugepages mapped,
+ * live, in caches, free in the chunks: where held memory that is not live
+ * is, as a table at the end). At the end everything is freed and the caches
+ * flushed: the statistics are back where they started, the heap checks, no
+ * bad free was seen; and the memory held stopped growing once the working
+ * set was reached: its peak in the second half of the run (after the first
+ * minute at least; runs shorter than 90 s: the second half) is within 10%
+ * (or two growth steps) of its peak before.
  *
  * usage: test_soak [--duration SECONDS] [--dump] [--cache-share N] [--cache-min N]
  *        [--cache-max N] [--lean]   (EAL with two lcores: -l 0-1; the --cache-* set
@@ -283,6 +285,9 @@ struct sample {
 	double t;
 	size_t held;
 	size_t live;
+	/* where held memory that is not live is: in caches, free in the pages and units */
+	size_t cached;
+	size_t free;
 	/* hugepages the process maps beyond what EAL held before hpm_init() */
 	size_t mapped;
 };
@@ -298,21 +303,26 @@ print_curve(double seconds)
 {
 	unsigned int every = RTE_MAX(1u, (unsigned int)(seconds / 30)), i, j;
 
-	printf("memory held (heap_totalsz), hugepages mapped beyond EAL's %.1f MiB (smaps) and "
-	       "live (heap_allocsz), MiB; max over each %u s:\n",
+	printf("memory held (heap_totalsz), hugepages mapped beyond EAL's %.1f MiB (smaps), "
+	       "live (heap_allocsz), in caches and free in the chunks (hpm_heap_get_stats), "
+	       "MiB; max over each %u s:\n",
 		eal_mapped / (double)MIB, every);
-	printf("%7s %9s %9s %9s %11s\n", "t (s)", "held", "mapped", "live", "mapped/live");
+	printf("%7s %9s %9s %9s %9s %9s %11s\n", "t (s)", "held", "mapped", "live", "cached",
+		"free", "mapped/live");
 	for (i = 0; i < nsamples; i += every) {
-		size_t held = 0, live = 0, mapped = 0;
+		size_t held = 0, live = 0, mapped = 0, cached = 0, free_bytes = 0;
 
 		for (j = i; j < nsamples && j < i + every; j++) {
 			held = RTE_MAX(held, samples[j].held);
 			live = RTE_MAX(live, samples[j].live);
 			mapped = RTE_MAX(mapped, samples[j].mapped);
+			cached = RTE_MAX(cached, samples[j].cached);
+			free_bytes = RTE_MAX(free_bytes, samples[j].free);
 		}
-		printf("%7.0f %9.1f %9.1f %9.1f %11.2f\n", samples[RTE_MIN(j, nsamples) - 1].t,
-			held / (double)MIB, mapped / (double)MIB, live / (double)MIB,
-			live != 0 ? mapped / (double)live : 0.0);
+		printf("%7.0f %9.1f %9.1f %9.1f %9.1f %9.1f %11.2f\n",
+			samples[RTE_MIN(j, nsamples) - 1].t, held / (double)MIB,
+			mapped / (double)MIB, live / (double)MIB, cached / (double)MIB,
+			free_bytes / (double)MIB, live != 0 ? mapped / (double)live : 0.0);
 	}
 }
 
@@ -350,7 +360,8 @@ check_plateau(double seconds)
 static void
 soak(double seconds)
 {
-	struct rte_malloc_socket_stats before, after, st;
+	struct rte_malloc_socket_stats before, after;
+	struct hpm_heap_stats hs;
 	uint64_t hz = rte_get_timer_hz(), start, now, next_sample, next_check;
 	uint64_t ops = 0, bad_frees = hpm_bad_free_count();
 	struct thread *m = &threads[0];
@@ -384,12 +395,14 @@ soak(double seconds)
 			continue;
 		now = rte_get_timer_cycles();
 		if (now >= next_sample) {
-			hpm_malloc_get_socket_stats(socket, &st);
+			CHECK(hpm_heap_get_stats(socket, &hs) == 0, "hpm_heap_get_stats");
 			if (nsamples < MAX_SAMPLES)
 				samples[nsamples++] = (struct sample){
 					.t = (now - start) / (double)hz,
-					.held = st.heap_totalsz_bytes,
-					.live = st.heap_allocsz_bytes,
+					.held = hs.held_bytes,
+					.live = hs.live_bytes,
+					.cached = hs.cached_bytes,
+					.free = hs.free_bytes,
 					.mapped = test_hugetlb_mapped() - eal_mapped,
 				};
 			next_sample += hz;
@@ -406,8 +419,6 @@ soak(double seconds)
 	}
 	if (dump) {
 		/* where the memory is at the end of the run, the others still running */
-		struct hpm_heap_stats hs;
-
 		if (hpm_heap_get_stats(socket, &hs) == 0)
 			printf("held %.1f MiB: chunks %.1f (%u; empty %.1f), meta %.1f, overhead "
 			       "%.1f; in chunks live %.1f, cached %.1f, free %.1f\n",
