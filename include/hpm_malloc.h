@@ -190,9 +190,17 @@ struct hpm_config {
 	 * do not pin the heap's free ranges). The limit grows with the heap, as
 	 * the question of seed 003 asks. A cache's classes above the heap's
 	 * (granules, size classes, runs) hold together no more than that share
-	 * (8 MiB at least): classes gone idle give their room to those in use.
+	 * (cache_budget_min at least): classes gone idle give their room to
+	 * those in use.
 	 */
 	unsigned int cache_share;
+	/**
+	 * Least bytes a cache's classes above the heap's may hold together,
+	 * whatever the heap's size (default 8 MiB; 0: the heap's share alone).
+	 * Lower it where memory counts more than speed: the caches of three
+	 * threads keep about three times this idle.
+	 */
+	size_t cache_budget_min;
 	/**
 	 * A topology of this many NUMA sockets for the hugetlbfs and anon
 	 * sources, whatever the machine has (0, the default: the machine's).

@@ -1073,14 +1073,17 @@ budget_request(unsigned int cls, size_t *size)
 
 /*
  * The cache's byte budget: blocks of every class under it (granules, size
- * classes, runs of every length and alignment, 12 a class: more than 20 MiB
- * that the classes' own limits would keep) freed into the main lcore's
- * cache; it keeps twice its budget at most (a class's limit is what the
- * others leave when it is set, the count of what they hold is refreshed
- * every 16th setting). Then bursts of 40 blocks of 64 KiB: the classes gone
- * idle give their room up (each to an equal share: together at most the
- * budget), the bursts come from the cache, and it holds at most twice its
- * budget (the class in use holds up to its own limit beside the others).
+ * classes, runs of every length and alignment, 12 a class: more than 20 MiB,
+ * of which the classes' own limits would keep about 12) freed into the main
+ * lcore's cache; it keeps twice its budget at most (a class's limit is what
+ * the others leave when it is set, the count of what they hold is refreshed
+ * every 16th setting). Then bursts of 64 KiB blocks, half the budget each
+ * (40 at most): the classes gone idle give their room up (each to an equal
+ * share: together at most the budget), the bursts come from the cache, and
+ * it holds at most twice its budget (the class in use holds up to its own
+ * limit beside the others). With the default budget (8 MiB) twice the budget
+ * is more than the classes' limits keep: the case with a budget of 2 MiB
+ * (cache_budget_min) is the one that fails without it.
  */
 static void
 cache_budget(void)
@@ -1091,6 +1094,7 @@ cache_budget(void)
 	unsigned int cls, i, round, tried = 0;
 	size_t budget, held, size, align;
 	void *burst[BUDGET_BURST];
+	unsigned int nburst;
 
 	hpm_cache_flush();
 	c = hpm_cache_get();
@@ -1115,28 +1119,29 @@ cache_budget(void)
 			hpm_free(blocks[cls][i]);
 	budget = hpm_cache_budget(c);
 	held = budget_held();
+	nburst = (unsigned int)RTE_MIN((size_t)BUDGET_BURST, budget / 2 / 65536);
 	printf("budget: %u classes, %zu bytes cached of a budget of %zu\n", tried, held, budget);
 	CHECK(held > 0 && held <= 2 * budget,
 		"budget: %zu bytes held against a budget of %zu after every class", held, budget);
 	/* a class in use takes the room of those gone idle */
 	for (round = 0; round < 64; round++) {
-		for (i = 0; i < BUDGET_BURST; i++)
+		for (i = 0; i < nburst; i++)
 			burst[i] = hpm_malloc("budget", 65536, 65536);
-		for (i = 0; i < BUDGET_BURST; i++) {
+		for (i = 0; i < nburst; i++) {
 			CHECK(burst[i] != NULL, "budget: 64 KiB burst");
 			hpm_free(burst[i]);
 		}
 	}
 	CHECK(hpm_cache_stats(rte_lcore_id(), HPM_CACHE_C64K, &before) == 0, "budget: stats");
-	for (i = 0; i < BUDGET_BURST; i++)
+	for (i = 0; i < nburst; i++)
 		burst[i] = hpm_malloc("budget", 65536, 65536);
-	for (i = 0; i < BUDGET_BURST; i++)
+	for (i = 0; i < nburst; i++)
 		hpm_free(burst[i]);
 	CHECK(hpm_cache_stats(rte_lcore_id(), HPM_CACHE_C64K, &after) == 0 &&
 			after.misses == before.misses,
 		"budget: a burst of %u x 64 KiB missed %" PRIu64
 		" times after the others went idle",
-		BUDGET_BURST, after.misses - before.misses);
+		nburst, after.misses - before.misses);
 	held = budget_held();
 	printf("budget: after the bursts, %zu bytes cached, %" PRIu64 " x 64 KiB\n", held,
 		after.blocks);
@@ -1144,6 +1149,20 @@ cache_budget(void)
 		held, budget);
 	hpm_cache_flush();
 	CHECK(hpm_heap_check() == 0, "heap check after the budget");
+}
+
+/* The budget case on a heap whose caches have a budget of 2 MiB; then cfg's heap again. */
+static void
+small_budget(const struct hpm_config *cfg)
+{
+	struct hpm_config small = *cfg;
+
+	hpm_fini();
+	small.cache_budget_min = 2u << 20;
+	CHECK(hpm_init(&small) == 0, "hpm_init, a cache budget of 2 MiB");
+	cache_budget();
+	hpm_fini();
+	CHECK(hpm_init(cfg) == 0, "hpm_init, the defaults again");
 }
 
 /* HPM_CFG_F_LEAN_CACHE: runs over 64 KiB bypass the caches; the defaults keep them. */
@@ -1202,6 +1221,7 @@ main(int argc, char **argv)
 	CHECK(hpm_heap_check() == 0, "heap check at the end");
 	run_alignments();
 	cache_budget();
+	small_budget(&cfg);
 	lean_cache(&cfg);
 	hpm_fini();
 	return test_end("cache");

@@ -19,8 +19,9 @@
  * (or two growth steps) of its peak before.
  *
  * usage: test_soak [--duration SECONDS] [--dump] [--cache-share N] [--cache-min N]
- *        [--cache-max N] [--lean]   (EAL with two lcores: -l 0-1; the --cache-* set
- *        hpm_config's, --lean HPM_CFG_F_LEAN_CACHE)
+ *        [--cache-max N] [--cache-budget MIB] [--lean]   (EAL with two lcores: -l 0-1;
+ *        the --cache-* set hpm_config's, --cache-budget its cache_budget_min in MiB,
+ *        --lean HPM_CFG_F_LEAN_CACHE)
  */
 
 #include <errno.h>
@@ -495,6 +496,8 @@ main(int argc, char **argv)
 			cfg.cache_min = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--cache-max") && i + 1 < argc)
 			cfg.cache_max = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cache-budget") && i + 1 < argc)
+			cfg.cache_budget_min = (size_t)(atof(argv[++i]) * MIB);
 		else if (!strcmp(argv[i], "--lean"))
 			cfg.flags |= HPM_CFG_F_LEAN_CACHE;
 	if (test_eal_init("soak", "-l", "0-1", "--no-pci", NULL) != 0)

@@ -57,6 +57,7 @@ hpm_config_defaults(struct hpm_config *cfg)
 	cfg->cache_max = HPM_CACHE_CAP;
 	cfg->cache_min = 64;
 	cfg->cache_share = 32;
+	cfg->cache_budget_min = HPM_CACHE_BUDGET_MIN_DEFAULT;
 #ifdef HPM_DEFAULT_DEBUG
 	cfg->flags |= HPM_CFG_F_DEBUG;
 #endif

@@ -123,16 +123,16 @@ hpm_cache_class_bytes(unsigned int cls)
 #define RUN_LIMIT_BYTES (128u << 10)
 /*
  * The cache's budget: the bytes its granule, size-class and run classes hold
- * together, its part of the heap (1/cache_share over the caches), 8 MiB at
- * least. Each class's limit stays within it: what the others leave, or an
- * equal share with the classes that hold blocks when they leave less; and
- * the classes gone idle give their room to those in use. Per class alone,
+ * together, its part of the heap (1/cache_share over the caches), at least
+ * hpm_config's cache_budget_min (8 MiB by default). Each class's limit stays
+ * within it: what the others leave, or an equal share with the classes that
+ * hold blocks when they leave less; and the classes gone idle give their
+ * room to those in use. Per class alone,
  * the caches of test_soak held 30 MiB, those of malloc_perf's mixed 24 MiB.
  * mixed, runs of 128 KiB a class, budgets of 2.5 and 8 MiB: 26.3 and 23.9
  * ns/op (held/live 1.69 both); 256 KiB, 4, 8 and 16 MiB: 26.7, 21.8 and
  * 20.2 (1.71, 1.77, 1.75). doc/guides/tuning.rst has the rest.
  */
-#define CACHE_BUDGET_MIN (8u << 20)
 /* classes under the budget: the heap classes' stacks are 32 KiB at most */
 #define BUDGET_CLASS0 HPM_CACHE_BUDGET_CLASS0
 
@@ -174,7 +174,7 @@ cache_part(const struct hpm_arena *a)
 static size_t
 cache_budget(size_t part)
 {
-	return RTE_MAX(part, (size_t)CACHE_BUDGET_MIN);
+	return RTE_MAX(part, hpm_state->cfg.cache_budget_min);
 }
 
 size_t

@@ -836,6 +836,9 @@ size_t hpm_cache_class_bytes(unsigned int cls);
 /** The first class under a cache's byte budget: granules, size classes and runs. */
 #define HPM_CACHE_BUDGET_CLASS0 HPM_CACHE_C4K
 
+/** hpm_config::cache_budget_min's default (lcore_cache.c says how it was measured). */
+#define HPM_CACHE_BUDGET_MIN_DEFAULT ((size_t)8 << 20)
+
 /**
  * Bytes the classes from HPM_CACHE_BUDGET_CLASS0 of cache c may hold
  * together now (it follows the heap's size).
