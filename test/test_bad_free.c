@@ -442,6 +442,56 @@ check_bulk(const void *stack)
 	CHECK(hpm_heap_check() == 0, "bulk: heap check");
 }
 
+/*
+ * A block twice in one hpm_free_bulk() (and a third time in the next call):
+ * the first goes, the others are bad frees; for each route a cache serves in
+ * bulk (a size class, single granules, a run), the second time right after
+ * the first, and after another block of the same page.
+ */
+static void
+check_bulk_twice(void)
+{
+	static const struct {
+		size_t size, align;
+	} reqs[] = {{64, 0}, {1000, 64}, {KIB(4), KIB(4)}, {KIB(8), KIB(4)}, {KIB(64), KIB(64)}};
+	struct rte_malloc_socket_stats st0, st;
+	unsigned int r;
+
+	stats_sum(&st0);
+	for (r = 0; r < RTE_DIM(reqs); r++) {
+		void *a = hpm_malloc("twice", reqs[r].size, (unsigned int)reqs[r].align);
+		void *b = hpm_malloc("twice", reqs[r].size, (unsigned int)reqs[r].align);
+		void *objs[5] = {a, a, b, a, NULL};
+		uint64_t count = hpm_bad_free_count();
+
+		CHECK(a != NULL && b != NULL, "twice: malloc %zu", reqs[r].size);
+		if (a == NULL || b == NULL)
+			continue;
+		hpm_free_bulk(objs, RTE_DIM(objs));
+		CHECK(hpm_bad_free_count() == count + 2,
+			"twice, %zu B: %" PRIu64 " bad frees counted, 2 made", reqs[r].size,
+			hpm_bad_free_count() - count);
+		objs[0] = b;
+		hpm_free_bulk(objs, 1);
+		CHECK(hpm_bad_free_count() == count + 3,
+			"twice, %zu B: %" PRIu64 " bad frees counted in both calls, 3 made",
+			reqs[r].size, hpm_bad_free_count() - count);
+		/* what went to the cache comes back once */
+		a = hpm_malloc("twice", reqs[r].size, (unsigned int)reqs[r].align);
+		b = hpm_malloc("twice", reqs[r].size, (unsigned int)reqs[r].align);
+		CHECK(a != NULL && b != NULL && a != b, "twice, %zu B: %p and %p after",
+			reqs[r].size, a, b);
+		hpm_free(a);
+		hpm_free(b);
+	}
+	hpm_cache_flush();
+	stats_sum(&st);
+	CHECK(st.alloc_count == st0.alloc_count && st.heap_allocsz_bytes == st0.heap_allocsz_bytes,
+		"twice: %u blocks and %zu bytes left, %u and %zu before", st.alloc_count,
+		st.heap_allocsz_bytes, st0.alloc_count, st0.heap_allocsz_bytes);
+	CHECK(hpm_heap_check() == 0, "twice: heap check");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -499,6 +549,7 @@ main(int argc, char **argv)
 	for (i = 0; i < RTE_DIM(kinds); i++)
 		check_kind(&kinds[i], stack_var, libc, rte);
 	check_bulk(stack_var);
+	check_bulk_twice();
 
 	verify_live("end");
 	while (nlive > 0)
