@@ -690,22 +690,86 @@ hpm_malloc_bulk(void **objs, unsigned int n, size_t size, unsigned int align, in
 	return bulk_slow(objs, n, size, align, socket);
 }
 
+/* What free_run() checks of each block of a run: loop invariants, in locals. */
+struct run_check {
+	uint8_t *va;
+	uint8_t *states;
+	/* outside the unit (below it: wrapped) or not a start */
+	size_t mask;
+	unsigned int shift;
+	/* the state byte of a block the cache handed out */
+	uint8_t held;
+	/* the run class (of the same alignment too), or -1 for other classes */
+	int run;
+	int cls;
+	const struct hpm_unit *u;
+	size_t usable;
+};
+
+/*
+ * Push p into slot if it is a block of the run's unit and class the cache
+ * handed out: its state byte is read, then written, before the next block's
+ * is read, so that a block twice in one call is caught the second time.
+ */
+static __rte_always_inline bool
+run_push(const struct run_check *rc, void *p, struct hpm_cache_obj *slot)
+{
+	size_t off = (uint8_t *)p - rc->va;
+	uint8_t *state;
+
+	if ((off & rc->mask) != 0)
+		return false;
+	state = &rc->states[off >> rc->shift];
+	if (hpm_blk_state_get(state) != rc->held ||
+		(rc->run >= 0 && hpm_cache_run_class_at(rc->run, p) != rc->cls))
+		return false;
+	hpm_blk_state_set(state, HPM_BLK_CACHED);
+	hpm_block_close(rc->u, p, rc->usable);
+	hpm_cache_obj_set(slot, p, state);
+	return true;
+}
+
+/* Push room blocks of objs into top, four at a time; the number pushed. */
+static __rte_always_inline unsigned int
+run_push_all(const struct run_check *rc, void *const *objs, struct hpm_cache_obj *top,
+	unsigned int room)
+{
+	void *const *end = objs + room, *const *o = objs;
+
+	/*
+	 * By fours, each at a constant offset from a pointer that moves once:
+	 * a burst of 32 x 64 B costs 833 instructions, not 904 (callgrind).
+	 */
+	for (; end - o >= 4; o += 4, top += 4) {
+		if (!run_push(rc, o[0], &top[0]))
+			return (unsigned int)(o - objs);
+		if (!run_push(rc, o[1], &top[1]))
+			return (unsigned int)(o - objs) + 1;
+		if (!run_push(rc, o[2], &top[2]))
+			return (unsigned int)(o - objs) + 2;
+		if (!run_push(rc, o[3], &top[3]))
+			return (unsigned int)(o - objs) + 3;
+	}
+	for (; o < end; o++, top++)
+		if (!run_push(rc, o[0], &top[0]))
+			break;
+	return (unsigned int)(o - objs);
+}
+
 /*
  * Push a run of blocks that share objs[0]'s unit and class onto the cache,
  * checking each one's state byte (a cache handed each out: the byte holds
  * its class); the number pushed, 0 when objs[0] itself cannot go that way.
  */
-static unsigned int
+static __rte_noinline unsigned int
 free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 {
 	struct hpm_unit *u = hpm_owner_lookup(objs[0]);
-	struct hpm_cache_obj *top;
 	struct hpm_cache_stack *cc;
-	uint8_t *state, *states, *va, held;
-	unsigned int i, room, shift;
-	int run;
+	struct run_check rc;
+	unsigned int room, pushed;
+	uint8_t *state;
 	uint32_t limit;
-	size_t mask;
 	int cls;
 
 	if (u == NULL || u->socket != c->socket ||
@@ -716,34 +780,20 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	if (cc->len >= limit)
 		return 0;
 	room = RTE_MIN(n, limit - cc->len);
-	held = cc->held;
-	/* a run: of the same alignment too (the state byte says its length's class) */
-	run = cls >= HPM_CACHE_RUN0 ? (int)(held >> 1) - 1 : -1;
-	top = &hpm_cache_objs(cc)[cc->len];
-	/* in locals: the state bytes written below could alias the unit for the compiler */
-	va = u->va;
-	states = u->state;
-	mask = u->start_mask; /* outside the unit (below it: wrapped) or not a start */
-	shift = u->shift;
-	/* unrolled: a burst of 32 costs 904 instructions, not 1025 (callgrind) */
-#pragma GCC unroll 4
-	for (i = 0; i < room; i++) {
-		void *p = objs[i]; /* read once: the state byte's store could alias it */
-		size_t off = (uint8_t *)p - va;
-
-		/* the next one goes on only from the same unit, of the same class */
-		if ((off & mask) != 0)
-			break;
-		state = &states[off >> shift];
-		if (hpm_blk_state_get(state) != held ||
-			(run >= 0 && hpm_cache_run_class_at(run, p) != cls))
-			break;
-		hpm_blk_state_set(state, HPM_BLK_CACHED);
-		hpm_block_close(u, p, hpm_cache_class_usable((unsigned int)cls));
-		hpm_cache_obj_set(&top[i], p, state);
-	}
-	hpm_cache_set_len(cc, cc->len + i);
-	return i;
+	/* in locals: the state bytes written could alias the unit for the compiler */
+	rc.va = u->va;
+	rc.states = u->state;
+	rc.mask = u->start_mask;
+	rc.shift = u->shift;
+	rc.held = cc->held;
+	rc.run = cls >= HPM_CACHE_RUN0 ? (int)(rc.held >> 1) - 1 : -1;
+	rc.cls = cls;
+	rc.u = u;
+	rc.usable = hpm_cache_class_usable((unsigned int)cls);
+	pushed = rc.run >= 0 ? run_push_all(&rc, objs, &hpm_cache_objs(cc)[cc->len], room)
+			     : run_push_all(&rc, objs, &hpm_cache_objs(cc)[cc->len], room);
+	hpm_cache_set_len(cc, cc->len + pushed);
+	return pushed;
 }
 
 void
