@@ -127,14 +127,13 @@ hpm_cache_class_bytes(unsigned int cls)
  * hpm_config's cache_budget_min (8 MiB by default). Each class's limit stays
  * within it: what the others leave, or an equal share with the classes that
  * hold blocks when they leave less; and the classes gone idle give their
- * room to those in use. Per class alone,
- * the caches of test_soak held 30 MiB, those of malloc_perf's mixed 24 MiB.
- * mixed, runs of 128 KiB a class, budgets of 2.5 and 8 MiB: 26.3 and 23.9
- * ns/op (held/live 1.69 both); 256 KiB, 4, 8 and 16 MiB: 26.7, 21.8 and
- * 20.2 (1.71, 1.77, 1.75). doc/guides/tuning.rst has the rest.
+ * room to those in use. The heap classes are not under it: their stacks
+ * hold 32 KiB at most. Per class alone, the caches of test_soak held 30 MiB,
+ * those of malloc_perf's mixed 24 MiB. mixed, runs of 128 KiB a class,
+ * budgets of 2.5 and 8 MiB: 26.3 and 23.9 ns/op (held/live 1.69 both);
+ * 256 KiB, 4, 8 and 16 MiB: 26.7, 21.8 and 20.2 (1.71, 1.77, 1.75).
+ * doc/guides/tuning.rst has the rest.
  */
-/* classes under the budget: the heap classes' stacks are 32 KiB at most */
-#define BUDGET_CLASS0 HPM_CACHE_BUDGET_CLASS0
 
 /*
  * The limit rule (seed 003's question): the caches of a socket together may
@@ -151,7 +150,7 @@ count_held(struct hpm_lcore_cache *c)
 	unsigned int cls, n = 0;
 	size_t bytes = 0;
 
-	for (cls = BUDGET_CLASS0; cls < HPM_CACHE_NCLASS; cls++) {
+	for (cls = HPM_CACHE_BUDGET_CLASS0; cls < HPM_CACHE_NCLASS; cls++) {
 		uint32_t len = hpm_cache_stack(c, cls)->len;
 
 		n += len != 0;
@@ -201,7 +200,7 @@ budget_trim_locked(struct hpm_arena *a, struct hpm_lcore_cache *c, unsigned int 
 	if (c->held_bytes <= budget)
 		return;
 	equal = budget / (c->classes_held + 1);
-	for (i = BUDGET_CLASS0; i < HPM_CACHE_NCLASS; i++) {
+	for (i = HPM_CACHE_BUDGET_CLASS0; i < HPM_CACHE_NCLASS; i++) {
 		struct hpm_cache_stack *cc = hpm_cache_stack(c, i);
 		size_t bytes = hpm_cache_class_bytes(i), keep = equal / bytes;
 
@@ -275,7 +274,7 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, struct hpm_arena *a)
 		most_limit = RTE_MAX((size_t)SLAB_LIMIT_BYTES / bytes, 2 * (size_t)batch);
 		limit = RTE_MIN(limit, most_limit);
 	}
-	if (cls >= BUDGET_CLASS0) {
+	if (cls >= HPM_CACHE_BUDGET_CLASS0) {
 		size_t most =
 			budget_share(a, c, cls, cache_budget(part)) / hpm_cache_class_bytes(cls);
 		uint32_t half;
@@ -801,7 +800,8 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 			 * let 100 run classes hold one each (test_soak: 5.6 MiB a
 			 * cache against 2.7).
 			 */
-			if (cls >= BUDGET_CLASS0 && c->held_bytes > cache_budget(cache_part(a))) {
+			if (cls >= HPM_CACHE_BUDGET_CLASS0 &&
+				c->held_bytes > cache_budget(cache_part(a))) {
 				struct hpm_cache_obj o = {.p = p, .state = state};
 				size_t gone = (size_t)cc->len * hpm_cache_class_bytes(cls);
 

