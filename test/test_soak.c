@@ -19,9 +19,10 @@
  * (or two growth steps) of its peak before.
  *
  * usage: test_soak [--duration SECONDS] [--dump] [--cache-share N] [--cache-min N]
- *        [--cache-max N] [--cache-budget MIB] [--lean]   (EAL with two lcores: -l 0-1;
- *        the --cache-* set hpm_config's, --cache-budget its cache_budget_min in MiB,
- *        --lean HPM_CFG_F_LEAN_CACHE)
+ *        [--cache-max N] [--cache-budget MIB] [--lean] [--chunk-size MIB] [--retain MIB]
+ *        (EAL with two lcores: -l 0-1; the --cache-* set hpm_config's, --cache-budget
+ *        its cache_budget_min in MiB, --lean HPM_CFG_F_LEAN_CACHE, --chunk-size and
+ *        --retain its chunk_size and retain_size in MiB)
  */
 
 #include <errno.h>
@@ -498,6 +499,10 @@ main(int argc, char **argv)
 			cfg.cache_max = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--cache-budget") && i + 1 < argc)
 			cfg.cache_budget_min = (size_t)(atof(argv[++i]) * MIB);
+		else if (!strcmp(argv[i], "--chunk-size") && i + 1 < argc)
+			cfg.chunk_size = (size_t)(atof(argv[++i]) * MIB);
+		else if (!strcmp(argv[i], "--retain") && i + 1 < argc)
+			cfg.retain_size = (size_t)(atof(argv[++i]) * MIB);
 		else if (!strcmp(argv[i], "--lean"))
 			cfg.flags |= HPM_CFG_F_LEAN_CACHE;
 	if (test_eal_init("soak", "-l", "0-1", "--no-pci", NULL) != 0)
