@@ -577,9 +577,9 @@ int hpm_heap_get_stats(int socket, struct hpm_heap_stats *stats);
 void hpm_malloc_dump_stats(FILE *f, const char *type);
 
 /**
- * Print every socket's heap: statistics, chunks, units by role, and every
- * lcore's cache. The same figures are in rte_telemetry: /hpm/stats,
- * /hpm/heap_info,<socket>, /hpm/caches[,<lcore>].
+ * Print every socket's heap: statistics, chunks, units by role with the
+ * bytes free in them, and every lcore's cache. The same figures are in
+ * rte_telemetry: /hpm/stats, /hpm/heap_info,<socket>, /hpm/caches[,<lcore>].
  *
  * @param f
  *   Stream to print to.

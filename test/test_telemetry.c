@@ -62,9 +62,13 @@ number(const char *json, const char *from, const char *key)
 int
 main(void)
 {
+	static const char *const roles[] = {"free", "heap_span", "gran4k_runs", "gran64k_runs",
+		"gran4k_single", "gran64k_single", "large", "slab"};
 	struct rte_malloc_socket_stats st;
+	struct hpm_heap_stats hs;
 	struct hpm_cache_stats cs;
 	static char json[64 * 1024];
+	const char *by_role;
 	void *p[100];
 	int fd, i;
 
@@ -103,6 +107,25 @@ main(void)
 		number(json, NULL, "heap_allocsz_bytes"), st.heap_allocsz_bytes);
 	CHECK(number(json, NULL, "slab") >= 1 && number(json, NULL, "gran4k_single") >= 1,
 		"units by role");
+	/* free bytes by role: they add up to hpm_heap_get_stats()' free_bytes */
+	by_role = strstr(json, "\"free_bytes\":{");
+	CHECK(by_role != NULL, "free_bytes by role in /hpm/heap_info");
+	if (by_role != NULL) {
+		long long sum = 0, v;
+
+		for (i = 0; i < (int)RTE_DIM(roles); i++) {
+			v = number(json, by_role, roles[i]);
+			CHECK(v >= 0, "free_bytes of %s: %lld", roles[i], v);
+			sum += v;
+		}
+		CHECK(hpm_heap_get_stats(0, &hs) == 0, "heap stats");
+		CHECK(sum == (long long)hs.free_bytes,
+			"free_bytes by role add up to %lld, hpm_heap_get_stats() says %zu", sum,
+			hs.free_bytes);
+		/* the 4K-aligned blocks freed left granules free in their runs' pages */
+		CHECK(number(json, by_role, "gran4k_runs") > 0, "free in gran4k_runs: %lld",
+			number(json, by_role, "gran4k_runs"));
+	}
 	CHECK(query(fd, "/hpm/heap_info,7", json, sizeof(json)) == 0 &&
 			strstr(json, "null") != NULL,
 		"/hpm/heap_info of an absent socket: %s", json);

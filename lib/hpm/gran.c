@@ -637,7 +637,7 @@ hpm_gran_free_ranges(const struct hpm_gran_set *gs, unsigned int *count, size_t 
 			g = u->gran;
 			*count += hpm_bitrun_count_clear_runs(g->used, g->ngran);
 			*longest = RTE_MAX(*longest, (size_t)g->maxrun << g->shift);
-			*bytes += (size_t)g->nfree << g->shift;
+			*bytes += hpm_gran_unit_free_bytes(u);
 		}
 }
 

@@ -206,6 +206,13 @@ int hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, 
 /** Give the empty pages kept for reuse back to their chunks. Arena lock held. */
 void hpm_gran_release_spares(struct hpm_gran_set *gs);
 
+/** Bytes of the free granules of a granule unit's page (not those reserved). */
+static inline size_t
+hpm_gran_unit_free_bytes(const struct hpm_unit *u)
+{
+	return (size_t)u->gran->nfree << u->gran->shift;
+}
+
 /** Free granule runs of the arena: count, the longest and the total in bytes. */
 void hpm_gran_free_ranges(const struct hpm_gran_set *gs, unsigned int *count, size_t *longest,
 	size_t *bytes);

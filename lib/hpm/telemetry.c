@@ -31,10 +31,12 @@ static const char *const role_names[] = {
 	[HPM_UNIT_SLAB] = "slab",
 };
 
-/* Units of each role, and chunks, of an arena. */
+/* Units of each role and the bytes free in them, and chunks, of an arena. */
 struct arena_census {
 	unsigned int chunks;
 	unsigned int units[RTE_DIM(role_names)];
+	/* the same walks as hpm_heap_get_stats()' free_bytes, by role: they add up to it */
+	size_t free_bytes[RTE_DIM(role_names)];
 	uint64_t reserved;
 	uint64_t released;
 };
@@ -43,17 +45,28 @@ static void
 census(struct hpm_arena *a, struct arena_census *c)
 {
 	const struct hpm_chunk *ch;
-	unsigned int i;
+	unsigned int i, count = 0;
+	size_t longest = 0;
 
 	memset(c, 0, sizeof(*c));
 	if (!hpm_arena_lock(a))
 		return;
 	for (ch = a->cs.chunks; ch != NULL; ch = ch->next) {
 		c->chunks++;
-		for (i = 0; i < ch->nunits; i++)
-			if (ch->units[i].role < RTE_DIM(role_names))
-				c->units[ch->units[i].role]++;
+		for (i = 0; i < ch->nunits; i++) {
+			const struct hpm_unit *u = &ch->units[i];
+
+			if (u->role >= RTE_DIM(role_names))
+				continue;
+			c->units[u->role]++;
+			if (hpm_unit_is_gran(u->role))
+				c->free_bytes[u->role] += hpm_gran_unit_free_bytes(u);
+		}
 	}
+	/* whole free units, heap blocks and size-class pages: their layers' walks */
+	hpm_chunk_free_ranges(&a->cs, &count, &longest, &c->free_bytes[HPM_UNIT_FREE]);
+	hpm_heap_free_ranges(&a->heap, &count, &longest, &c->free_bytes[HPM_UNIT_SPAN]);
+	hpm_slab_free_ranges(&a->slab, &count, &longest, &c->free_bytes[HPM_UNIT_SLAB]);
 	c->reserved = a->cs.chunks_reserved;
 	c->released = a->cs.chunks_released;
 	hpm_unlock(&a->lock);
@@ -118,7 +131,7 @@ static int
 tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct arena_census c;
-	struct rte_tel_data *units;
+	struct rte_tel_data *units, *free_bytes;
 	char *end;
 	long socket;
 	unsigned int i;
@@ -144,6 +157,13 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (i = 0; i < RTE_DIM(role_names); i++)
 		hpm_tel_dict_add_u64(units, role_names[i], c.units[i]);
 	rte_tel_data_add_dict_container(d, "units", units, 0);
+	free_bytes = rte_tel_data_alloc();
+	if (free_bytes == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(free_bytes);
+	for (i = 0; i < RTE_DIM(role_names); i++)
+		hpm_tel_dict_add_u64(free_bytes, role_names[i], c.free_bytes[i]);
+	rte_tel_data_add_dict_container(d, "free_bytes", free_bytes, 0);
 	return 0;
 }
 
@@ -240,7 +260,8 @@ hpm_malloc_dump_heaps(FILE *f)
 		fprintf(f, "Heap id:%d chunks:%u (reserved %" PRIu64 ", released %" PRIu64 ")\n",
 			socket, c.chunks, c.reserved, c.released);
 		for (r = 0; r < RTE_DIM(role_names); r++)
-			fprintf(f, "\tunits %s:%u\n", role_names[r], c.units[r]);
+			fprintf(f, "\tunits %s:%u free:%zu\n", role_names[r], c.units[r],
+				c.free_bytes[r]);
 	}
 	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++)
 		if (hpm_cache_stats(lcore, -1, &cs) == 0)
