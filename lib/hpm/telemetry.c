@@ -34,7 +34,7 @@ static const char *const role_names[] = {
 /* Units of each role and the bytes free in them, and chunks, of an arena. */
 struct arena_census {
 	unsigned int chunks;
-	unsigned int units[RTE_DIM(role_names)];
+	uint64_t units[RTE_DIM(role_names)];
 	/* the same walks as hpm_heap_get_stats()' free_bytes, by role: they add up to it */
 	size_t free_bytes[RTE_DIM(role_names)];
 	uint64_t reserved;
@@ -127,14 +127,28 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* A dict of one figure per unit role (of counts or of sizes), in d under name. */
+static int
+add_by_role(struct rte_tel_data *d, const char *name, const uint64_t *counts, const size_t *sizes)
+{
+	struct rte_tel_data *roles = rte_tel_data_alloc();
+	unsigned int i;
+
+	if (roles == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(roles);
+	for (i = 0; i < RTE_DIM(role_names); i++)
+		hpm_tel_dict_add_u64(roles, role_names[i], counts != NULL ? counts[i] : sizes[i]);
+	rte_tel_data_add_dict_container(d, name, roles, 0);
+	return 0;
+}
+
 static int
 tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct arena_census c;
-	struct rte_tel_data *units, *free_bytes;
 	char *end;
 	long socket;
-	unsigned int i;
 
 	RTE_SET_USED(cmd);
 	if (hpm_state == NULL || params == NULL)
@@ -150,20 +164,9 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	hpm_tel_dict_add_u64(d, "chunks", c.chunks);
 	hpm_tel_dict_add_u64(d, "chunks_reserved", c.reserved);
 	hpm_tel_dict_add_u64(d, "chunks_released", c.released);
-	units = rte_tel_data_alloc();
-	if (units == NULL)
+	if (add_by_role(d, "units", c.units, NULL) != 0 ||
+		add_by_role(d, "free_bytes", NULL, c.free_bytes) != 0)
 		return -ENOMEM;
-	rte_tel_data_start_dict(units);
-	for (i = 0; i < RTE_DIM(role_names); i++)
-		hpm_tel_dict_add_u64(units, role_names[i], c.units[i]);
-	rte_tel_data_add_dict_container(d, "units", units, 0);
-	free_bytes = rte_tel_data_alloc();
-	if (free_bytes == NULL)
-		return -ENOMEM;
-	rte_tel_data_start_dict(free_bytes);
-	for (i = 0; i < RTE_DIM(role_names); i++)
-		hpm_tel_dict_add_u64(free_bytes, role_names[i], c.free_bytes[i]);
-	rte_tel_data_add_dict_container(d, "free_bytes", free_bytes, 0);
 	return 0;
 }
 
@@ -260,7 +263,7 @@ hpm_malloc_dump_heaps(FILE *f)
 		fprintf(f, "Heap id:%d chunks:%u (reserved %" PRIu64 ", released %" PRIu64 ")\n",
 			socket, c.chunks, c.reserved, c.released);
 		for (r = 0; r < RTE_DIM(role_names); r++)
-			fprintf(f, "\tunits %s:%u free:%zu\n", role_names[r], c.units[r],
+			fprintf(f, "\tunits %s:%" PRIu64 " free:%zu\n", role_names[r], c.units[r],
 				c.free_bytes[r]);
 	}
 	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++)
