@@ -27,9 +27,16 @@
  * size: what the cache's layout costs in L1 misses when no class stays hot
  * (devtools/hit-path-instructions.sh --l1 counts them with cachegrind).
  *
+ * cold-KIND (pairs): the same with the data cache swept before each pair,
+ * as a packet's processing sweeps it between two calls in an application;
+ * cold-none sweeps alone. Under cachegrind (--l1), cold-KIND's misses less
+ * cold-none's are the cache lines a pair touches: what it costs when they
+ * come from further away.
+ *
  * usage: bench_hit_path KIND COUNT [time]
  *   KIND: pair64 pair1000 pair4k pair64k burst4k bulk4k bulk64 mix, locked-KIND
- *   (the same without caches: the locked path), mempool-pair64, mempool-bulk64
+ *   (the same without caches: the locked path), mempool-pair64, mempool-bulk64,
+ *   cold-KIND for pairs and cold-none
  */
 
 #include <stdbool.h>
@@ -56,6 +63,9 @@
 #define MIX_LIVE 4096
 
 static void *volatile sink;
+/* cold-KIND: sweep twice the simulated 32 KiB L1 before each pair */
+static bool cold;
+static volatile uint8_t sweep_buf[64 << 10] __rte_aligned(64);
 static struct rte_mempool *pool;
 static void *mix_live[MIX_LIVE];
 static uint64_t mix_rs = 0x9e3779b97f4a7c15;
@@ -86,6 +96,32 @@ run_mix(long count)
 	}
 }
 
+/* cold-KIND: count pairs of a kind (or sweeps alone: none), a sweep before each */
+static void __attribute__((noinline))
+run_cold(const char *kind, size_t size, unsigned int align, long count)
+{
+	/* decided before the loop: no string of the kind is read between sweeps */
+	bool none = !strcmp(kind, "none"), mempool = !strcmp(kind, "mempool-pair64");
+	unsigned int i;
+	long n;
+	void *p;
+
+	for (n = 0; n < count; n++) {
+		for (i = 0; i < sizeof(sweep_buf); i += 64)
+			(void)sweep_buf[i];
+		if (mempool) {
+			if (rte_mempool_get(pool, &p) == 0) {
+				sink = p;
+				rte_mempool_put(pool, p);
+			}
+		} else if (!none) {
+			p = BENCH_MALLOC(size, align);
+			sink = p;
+			BENCH_FREE(p);
+		}
+	}
+}
+
 static void __attribute__((noinline)) run(const char *kind, long count)
 {
 	size_t size = 64;
@@ -103,7 +139,9 @@ static void __attribute__((noinline)) run(const char *kind, long count)
 		size = 65536;
 		align = 65536;
 	}
-	if (!strcmp(kind, "mix")) {
+	if (cold) {
+		run_cold(kind, size, align, count);
+	} else if (!strcmp(kind, "mix")) {
 		run_mix(count);
 	} else if (!strcmp(kind, "mempool-pair64")) {
 		for (n = 0; n < count; n++) {
@@ -190,8 +228,11 @@ main(int argc, char **argv)
 	count = atol(argv[2]);
 	/* locked-KIND: the same without caches, every call on the locked path */
 	kind = strncmp(argv[1], "locked-", 7) == 0 ? argv[1] + 7 : argv[1];
+	cold = strncmp(kind, "cold-", 5) == 0;
+	if (cold)
+		kind += 5;
 	hpm_config_defaults(&cfg);
-	if (kind != argv[1])
+	if (!strncmp(argv[1], "locked-", 7))
 		cfg.flags |= HPM_CFG_F_NO_CACHE;
 	/* runs side by side with other builds' (LIB_DIR): a prefix of its own */
 	snprintf(prefix, sizeof(prefix), "--file-prefix=hpmt_hit_path_%d", (int)getpid());
