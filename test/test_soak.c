@@ -29,6 +29,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -75,6 +76,17 @@ static bool stop;
 /* --dump: print the heaps at the end of the run, before the drain */
 static bool dump;
 static unsigned int worker_lcore;
+
+#define SOAK_NS_PER_S UINT64_C(1000000000)
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SOAK_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
 
 static bool
 zeroed(const uint8_t *p, size_t size)
@@ -364,7 +376,12 @@ soak(double seconds)
 {
 	struct rte_malloc_socket_stats before, after;
 	struct hpm_heap_stats hs;
-	uint64_t hz = rte_get_timer_hz(), start, now, next_sample, next_check;
+	/*
+	 * The monotonic clock, not the TSC: on a VM a TSC read can come back
+	 * below an earlier one, and now - start wraps (CI once saw a 90 s run
+	 * end 24 s in, with no sample taken at the end and 4 heap checks).
+	 */
+	uint64_t hz = SOAK_NS_PER_S, start, now, next_sample, next_check;
 	uint64_t ops = 0, bad_frees = hpm_bad_free_count();
 	struct thread *m = &threads[0];
 	int socket = (int)rte_socket_id();
@@ -388,14 +405,14 @@ soak(double seconds)
 	CHECK(hpm_malloc_get_socket_stats(socket, &before) == 0, "stats");
 	CHECK(pthread_create(&thread, NULL, thread_main, NULL) == 0, "pthread_create");
 	rte_eal_remote_launch(worker_main, NULL, worker_lcore);
-	start = rte_get_timer_cycles();
+	start = mono_ns();
 	next_sample = start + hz;
 	next_check = start + CHECK_PERIOD_S * hz;
 	for (;;) {
 		step(m, 0);
 		if ((++ops & 63) != 0)
 			continue;
-		now = rte_get_timer_cycles();
+		now = mono_ns();
 		if (now >= next_sample) {
 			CHECK(hpm_heap_get_stats(socket, &hs) == 0, "hpm_heap_get_stats");
 			if (nsamples < MAX_SAMPLES)
