@@ -34,7 +34,7 @@ static const char *const role_names[] = {
 /* Units of each role and the bytes free in them, and chunks, of an arena. */
 struct arena_census {
 	unsigned int chunks;
-	uint64_t units[RTE_DIM(role_names)];
+	size_t units[RTE_DIM(role_names)];
 	/* the same walks as hpm_heap_get_stats()' free_bytes, by role: they add up to it */
 	size_t free_bytes[RTE_DIM(role_names)];
 	uint64_t reserved;
@@ -127,9 +127,9 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* A dict of one figure per unit role (of counts or of sizes), in d under name. */
+/* A dict of one figure per unit role, in d under name. */
 static int
-add_by_role(struct rte_tel_data *d, const char *name, const uint64_t *counts, const size_t *sizes)
+add_by_role(struct rte_tel_data *d, const char *name, const size_t *values)
 {
 	struct rte_tel_data *roles = rte_tel_data_alloc();
 	unsigned int i;
@@ -138,7 +138,7 @@ add_by_role(struct rte_tel_data *d, const char *name, const uint64_t *counts, co
 		return -ENOMEM;
 	rte_tel_data_start_dict(roles);
 	for (i = 0; i < RTE_DIM(role_names); i++)
-		hpm_tel_dict_add_u64(roles, role_names[i], counts != NULL ? counts[i] : sizes[i]);
+		hpm_tel_dict_add_u64(roles, role_names[i], values[i]);
 	rte_tel_data_add_dict_container(d, name, roles, 0);
 	return 0;
 }
@@ -164,8 +164,8 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	hpm_tel_dict_add_u64(d, "chunks", c.chunks);
 	hpm_tel_dict_add_u64(d, "chunks_reserved", c.reserved);
 	hpm_tel_dict_add_u64(d, "chunks_released", c.released);
-	if (add_by_role(d, "units", c.units, NULL) != 0 ||
-		add_by_role(d, "free_bytes", NULL, c.free_bytes) != 0)
+	if (add_by_role(d, "units", c.units) != 0 ||
+		add_by_role(d, "free_bytes", c.free_bytes) != 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -263,7 +263,7 @@ hpm_malloc_dump_heaps(FILE *f)
 		fprintf(f, "Heap id:%d chunks:%u (reserved %" PRIu64 ", released %" PRIu64 ")\n",
 			socket, c.chunks, c.reserved, c.released);
 		for (r = 0; r < RTE_DIM(role_names); r++)
-			fprintf(f, "\tunits %s:%" PRIu64 " free:%zu\n", role_names[r], c.units[r],
+			fprintf(f, "\tunits %s:%zu free:%zu\n", role_names[r], c.units[r],
 				c.free_bytes[r]);
 	}
 	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++)
