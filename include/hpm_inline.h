@@ -63,6 +63,8 @@ struct hpm_cache_binding {
 	struct hpm_lcore_cache *cache;
 	/** The caches' generation when the thread bound; 0 for none. */
 	uint64_t gen;
+	/** The cache's socket, on the line the binding is read from (the library's). */
+	int socket;
 };
 
 /** Layout: this thread's binding (initial-exec TLS: one instruction to reach). */

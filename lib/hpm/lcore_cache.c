@@ -18,9 +18,7 @@
 #include "state.h"
 
 HPM_TLS struct hpm_cache_binding hpm_cache_tls;
-uint64_t hpm_cache_gen = 1;
 struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
-uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
 /* Runs the caches keep, in granules: all of them, or up to 64 KiB (HPM_CFG_F_LEAN_CACHE) */
 #define RUN_KEEP_ALL (HPM_CACHE_RUN_MAX >> 12)
 #define RUN_KEEP_LEAN 16u
@@ -41,13 +39,14 @@ static_assert(offsetof(struct hpm_inline_stack, len) == offsetof(struct hpm_cach
 		offsetof(struct hpm_inline_stack, objs) == sizeof(struct hpm_cache_stack) &&
 		sizeof(struct hpm_inline_obj) == sizeof(struct hpm_cache_obj) &&
 		sizeof(hpm_inline_v1.small_class) == 4096 / 16 + 1 &&
+		RTE_DIM(hpm_hit.small_class) == HPM_CACHE_HEAP_MAX / 16 + 1 &&
 		HPM_INLINE_MID_MIN == HPM_CACHE_HEAP_MAX + 1,
 	"hpm_inline.h's stack is the library's");
 
 void
 hpm_cache_gen_bump(void)
 {
-	uint64_t gen = __atomic_add_fetch(&hpm_cache_gen, 1, __ATOMIC_RELEASE);
+	uint64_t gen = __atomic_add_fetch(&hpm_hit.cache_gen, 1, __ATOMIC_RELEASE);
 
 #ifndef HPM_INLINE_SANITIZED
 	/* sanitizer builds poison and check what the inline paths would skip: no thread's */
@@ -62,7 +61,7 @@ hpm_cache_small_classes(bool small_heap)
 {
 	unsigned int i;
 
-	for (i = 1; i < RTE_DIM(hpm_cache_small_class); i++) {
+	for (i = 1; i < RTE_DIM(hpm_hit.small_class); i++) {
 		size_t size = (size_t)i * 16;
 		int cls = hpm_cache_class_fit(size);
 
@@ -72,11 +71,11 @@ hpm_cache_small_classes(bool small_heap)
 							  : hpm_cache_class_other(size, 64);
 		/* hpm_cache_class() takes these for classes of stacks of single blocks, never runs */
 		RTE_VERIFY(cls >= 0 && cls < HPM_CACHE_RUN0);
-		hpm_cache_small_class[i] = (uint8_t)cls;
+		hpm_hit.small_class[i] = (uint8_t)cls;
 	}
-	hpm_cache_small_class[0] = hpm_cache_small_class[1];
+	hpm_hit.small_class[0] = hpm_hit.small_class[1];
 	/* hpm_inline.h's copy: the sizes below 4 KiB */
-	memcpy(hpm_inline_v1.small_class, hpm_cache_small_class, sizeof(hpm_inline_v1.small_class));
+	memcpy(hpm_inline_v1.small_class, hpm_hit.small_class, sizeof(hpm_inline_v1.small_class));
 	/* a bucket's sizes but a multiple of 4 KiB share a class: its last's below */
 	for (i = 0; i < RTE_DIM(hpm_inline_v1.mid_class); i++) {
 		int cls = (size_t)i * 64 >= HPM_INLINE_MID_MIN
@@ -455,11 +454,12 @@ thread_exit(void *cache)
 	struct hpm_cache_binding *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = cache;
 
-	if (t->gen != hpm_cache_gen || t->cache != c)
+	if (t->gen != hpm_hit.cache_gen || t->cache != c)
 		return; /* hpm_fini() took the slot back already */
 	hpm_cache_flush_all(c);
 	__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELEASE);
 	t->cache = &hpm_cache_none;
+	t->socket = hpm_cache_none.socket;
 	t->gen = 0;
 }
 
@@ -502,7 +502,8 @@ hpm_cache_bind(void)
 		}
 	}
 	t->cache = c != NULL ? c : &hpm_cache_none;
-	t->gen = retry ? 0 : hpm_cache_gen;
+	t->socket = t->cache->socket;
+	t->gen = retry ? 0 : hpm_hit.cache_gen;
 	return c;
 }
 
@@ -953,6 +954,7 @@ lcore_uninit(unsigned int lcore_id, void *arg)
 		__atomic_store_n(&hpm_state->caches[lcore_id]->owner, 0, __ATOMIC_RELEASE);
 	}
 	t->cache = NULL;
+	t->socket = hpm_cache_none.socket;
 	t->gen = 0;
 }
 
@@ -965,7 +967,7 @@ lcore_init(unsigned int lcore_id, void *arg)
 
 	RTE_SET_USED(lcore_id);
 	RTE_SET_USED(arg);
-	if (hpm_state != NULL && t->gen == hpm_cache_gen && c != &hpm_cache_none && c != NULL &&
+	if (hpm_state != NULL && t->gen == hpm_hit.cache_gen && c != &hpm_cache_none && c != NULL &&
 		c->lcore >= RTE_MAX_LCORE) {
 		thread_exit(c);
 		pthread_setspecific(thread_key, NULL);

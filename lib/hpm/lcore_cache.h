@@ -57,6 +57,7 @@
 #include "gran.h"
 #include "lock.h"
 #include "heap.h"
+#include "hitline.h"
 #include "poison.h"
 #include "route.h"
 #include "slab.h"
@@ -261,7 +262,7 @@ struct hpm_cache_xfer {
 };
 
 /*
- * This thread's binding to its cache, checked against hpm_cache_gen:
+ * This thread's binding to its cache, checked against hpm_hit.cache_gen:
  * hpm_cache_tls, declared in hpm_inline.h (whose functions read it too).
  * Initial-exec TLS: the fast path reads it with one instruction instead of a
  * call to __tls_get_addr (what a shared library's default TLS model costs).
@@ -269,12 +270,10 @@ struct hpm_cache_xfer {
 #define HPM_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /**
- * Changes at every hpm_init() and hpm_fini() and when debug mode changes:
+ * A new generation of the caches (hpm_hit.cache_gen, and hpm_inline.h's
+ * anchor): at every hpm_init() and hpm_fini() and when debug mode changes,
  * bindings of an older state are void. Never 0, what a new thread has.
  */
-extern uint64_t hpm_cache_gen __attribute__((visibility("hidden"))); /* one load, no GOT */
-
-/** A new generation of the caches (hpm_cache_gen, and hpm_inline.h's anchor). */
 void hpm_cache_gen_bump(void);
 /**
  * What a thread without a cache is bound to: every stack empty and full,
@@ -363,7 +362,7 @@ struct hpm_lcore_cache *hpm_cache_bind(void);
 static __rte_always_inline struct hpm_lcore_cache *
 hpm_cache_get(void)
 {
-	if (likely(hpm_cache_tls.gen == hpm_cache_gen))
+	if (likely(hpm_cache_tls.gen == hpm_hit.cache_gen))
 		return hpm_cache_tls.cache != &hpm_cache_none ? hpm_cache_tls.cache : NULL;
 	return hpm_cache_bind();
 }
@@ -487,14 +486,12 @@ hpm_cache_class_fit(size_t size)
 }
 
 /**
- * Per request size / 16 (rounded up), up to HPM_CACHE_HEAP_MAX, default
- * alignment: its class, a size-class page's (or one 4 KiB granule's), or
- * with HPM_CFG_F_SMALL_HEAP a heap class. Set for this process's heap by
- * hpm_cache_init_process(); size-class pages' before.
+ * Fill hpm_hit.small_class[], per request size / 16 (rounded up), up to
+ * HPM_CACHE_HEAP_MAX, default alignment: its class, a size-class page's (or
+ * one 4 KiB granule's), or with HPM_CFG_F_SMALL_HEAP (small_heap) a heap
+ * class. For this process's heap at hpm_cache_init_process(); size-class
+ * pages' before.
  */
-extern uint8_t hpm_cache_small_class[HPM_CACHE_HEAP_MAX / 16 + 1];
-
-/** Fill hpm_cache_small_class[] with the heap's classes (small_heap) or the size-class pages'. */
 void hpm_cache_small_classes(bool small_heap);
 
 /** Longest granule run the caches keep, in granules (HPM_CFG_F_LEAN_CACHE: 16; else 64). */
@@ -572,7 +569,7 @@ hpm_cache_class(size_t size, size_t align)
 {
 	/* 4096, a multiple of 4 KiB, is a granule: the sizes below it in one compare */
 	if (likely(align <= 64 && size - 1 < 4095)) {
-		unsigned int cls = hpm_cache_small_class[(size + 15) >> 4];
+		unsigned int cls = hpm_hit.small_class[(size + 15) >> 4];
 
 		/* never a run's (its fill checks): the stack without hpm_cache_stack()'s test */
 		if (cls >= HPM_CACHE_RUN0)
@@ -580,7 +577,7 @@ hpm_cache_class(size_t size, size_t align)
 		return (int)cls;
 	}
 	if (align <= 64 && size - 1 < HPM_CACHE_HEAP_MAX && size != 4096)
-		return hpm_cache_small_class[(size + 15) >> 4];
+		return hpm_hit.small_class[(size + 15) >> 4];
 	return hpm_cache_class_other(size, align);
 }
 

@@ -277,8 +277,8 @@ alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsign
 	int cls;
 
 	HPM_POISON_SYNC();
-	if (unlikely(t->gen != hpm_cache_gen || (align & (align - 1)) != 0 ||
-		    (socket != SOCKET_ID_ANY && socket != c->socket)))
+	if (unlikely(t->gen != hpm_hit.cache_gen || (align & (align - 1)) != 0 ||
+		    (socket != SOCKET_ID_ANY && socket != t->socket)))
 		return alloc_miss(type, size, align, socket, flags);
 	cls = hpm_cache_class(size, align);
 	if (unlikely(cls < 0))
@@ -430,7 +430,7 @@ free_fast(void *ptr)
 
 	HPM_POISON_SYNC();
 	/* never into a foreign socket's cache */
-	if (unlikely(u == NULL || t->gen != hpm_cache_gen || u->socket != c->socket))
+	if (unlikely(u == NULL || t->gen != hpm_hit.cache_gen || u->socket != t->socket))
 		return free_miss(ptr);
 	/*
 	 * A block the caller holds; the others, and what is wrong, in free_slow(). The class
@@ -770,8 +770,9 @@ run_push_all(const struct run_check *rc, void *const *objs, struct hpm_cache_obj
  * its class); the number pushed, 0 when objs[0] itself cannot go that way.
  */
 static __rte_noinline HPM_HIT_PATH unsigned int
-free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
+free_run(const struct hpm_cache_binding *t, void *const *objs, unsigned int n)
 {
+	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_unit *u = hpm_owner_lookup(objs[0]);
 	struct hpm_cache_stack *cc;
 	struct run_check rc;
@@ -780,7 +781,7 @@ free_run(struct hpm_lcore_cache *c, void *const *objs, unsigned int n)
 	uint32_t limit;
 	int cls;
 
-	if (u == NULL || u->socket != c->socket ||
+	if (u == NULL || u->socket != t->socket ||
 		(cls = hpm_cache_class_fast(u, objs[0], &state)) < 0)
 		return 0;
 	cc = hpm_cache_stack(c, cls);
@@ -824,8 +825,8 @@ hpm_free_bulk(void *const *objs, unsigned int n)
 			i++;
 			continue;
 		}
-		k = t->gen == hpm_cache_gen && t->cache != &hpm_cache_none
-			? free_run(t->cache, objs + i, n - i)
+		k = t->gen == hpm_hit.cache_gen && t->cache != &hpm_cache_none
+			? free_run(t, objs + i, n - i)
 			: 0;
 		if (k == 0) {
 			free_fast(objs[i]);

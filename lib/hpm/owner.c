@@ -15,10 +15,15 @@
 /* the map's mask at the end of a page of its own, so that its slots start a page */
 #define OWNER_HEAD 4096
 
-/* one empty slot: what every lookup reads until the table is reserved */
+/* one empty slot: what hpm_inline.h's lookups read until the table is reserved */
 static struct hpm_owner_map owner_none = {.mask = 0, .slot = {NULL}};
 
-struct hpm_unit **hpm_owner = owner_none.slot;
+/* the table's slots once reserved, else NULL */
+static struct hpm_unit **
+owner_slots(void)
+{
+	return __atomic_load_n(&hpm_hit.owner_mask, __ATOMIC_ACQUIRE) != 0 ? hpm_hit.owner : NULL;
+}
 
 /*
  * What hpm_inline.h's functions read: the owner table here, the caches'
@@ -54,7 +59,7 @@ hpm_owner_init(void)
 	int rc = 0;
 
 	pthread_mutex_lock(&owner_lock);
-	if (hpm_owner == owner_none.slot) {
+	if (owner_slots() == NULL) {
 		t = mmap(NULL, OWNER_HEAD + OWNER_BYTES, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (t == MAP_FAILED) {
@@ -67,7 +72,8 @@ hpm_owner_init(void)
 				OWNER_HEAD - sizeof(uintptr_t));
 
 			m->mask = OWNER_SLOTS - 1;
-			__atomic_store_n(&hpm_owner, m->slot, __ATOMIC_RELEASE);
+			__atomic_store_n(&hpm_hit.owner, m->slot, __ATOMIC_RELEASE);
+			__atomic_store_n(&hpm_hit.owner_mask, m->mask, __ATOMIC_RELEASE);
 			__atomic_store_n(&hpm_inline_v1.owner, (struct hpm_inline_owner *)m,
 				__ATOMIC_RELEASE);
 		}
@@ -79,11 +85,11 @@ hpm_owner_init(void)
 void
 hpm_owner_set(const void *va, size_t n, struct hpm_unit *units)
 {
-	struct hpm_unit **slot = __atomic_load_n(&hpm_owner, __ATOMIC_ACQUIRE);
+	struct hpm_unit **slot = owner_slots();
 	uintptr_t i = (uintptr_t)va >> HPM_UNIT_SHIFT;
 	size_t k;
 
-	if (slot == owner_none.slot || i + n > OWNER_SLOTS)
+	if (slot == NULL || i + n > OWNER_SLOTS)
 		return;
 	for (k = 0; k < n; k++)
 		__atomic_store_n(&slot[i + k], units != NULL ? &units[k] : NULL, __ATOMIC_RELEASE);
@@ -92,13 +98,12 @@ hpm_owner_set(const void *va, size_t n, struct hpm_unit *units)
 struct hpm_unit *
 hpm_owner_learn(const struct hpm_pagemap *pm, const void *p)
 {
-	struct hpm_unit **slot = __atomic_load_n(&hpm_owner, __ATOMIC_ACQUIRE);
+	struct hpm_unit **slot = owner_slots();
 	struct hpm_unit *u = hpm_pagemap_lookup(pm, p);
 	uintptr_t i = (uintptr_t)p >> HPM_UNIT_SHIFT;
 
 	/* a stale entry goes too: the next lookup asks again (not one a mask wrapped to) */
-	if (slot != owner_none.slot && i < OWNER_SLOTS &&
-		__atomic_load_n(&slot[i], __ATOMIC_ACQUIRE) != u)
+	if (slot != NULL && i < OWNER_SLOTS && __atomic_load_n(&slot[i], __ATOMIC_ACQUIRE) != u)
 		__atomic_store_n(&slot[i], u, __ATOMIC_RELEASE);
 	return u;
 }
@@ -106,9 +111,9 @@ hpm_owner_learn(const struct hpm_pagemap *pm, const void *p)
 void
 hpm_owner_clear(void)
 {
-	struct hpm_unit **slot = __atomic_load_n(&hpm_owner, __ATOMIC_ACQUIRE);
+	struct hpm_unit **slot = owner_slots();
 
 	/* the slots alone, on pages of their own: the mask stays */
-	if (slot != owner_none.slot)
+	if (slot != NULL)
 		(void)madvise(slot, OWNER_BYTES, MADV_DONTNEED);
 }

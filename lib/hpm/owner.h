@@ -32,38 +32,30 @@
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
 
+#include "hitline.h"
 #include "pagemap.h"
 #include "unit.h"
 
 #define HPM_OWNER_VA_BITS 47
 
 struct hpm_owner_map {
-	/** Slots - 1 (a power of two less one); 0 for the static map of one slot. */
+	/** Slots - 1 (a power of two less one); 0 for hpm_inline.h's static map of one slot. */
 	uintptr_t mask;
 	struct hpm_unit *slot[];
 };
 
 /**
- * The slots of the map in use: the mask that bounds them comes with the one
- * pointer (the word before them, hpm_owner_mask()).
+ * The unit this process last knew at p: NULL, or a unit to check against p.
+ * The slots and their mask are in the hit paths' line (hitline.h); the mask
+ * is read first, and written last, so that a mask never bounds a smaller map.
  */
-extern struct hpm_unit **hpm_owner __attribute__((visibility("hidden"))); /* no GOT */
-
-/* The mask of the map whose slots are slot. */
-static __rte_always_inline uintptr_t
-hpm_owner_mask(struct hpm_unit **slot)
-{
-	return container_of(slot, struct hpm_owner_map, slot[0])->mask;
-}
-
-/** The unit this process last knew at p: NULL, or a unit to check against p. */
 static __rte_always_inline struct hpm_unit *
 hpm_owner_lookup(const void *p)
 {
-	struct hpm_unit **slot = __atomic_load_n(&hpm_owner, __ATOMIC_ACQUIRE);
+	uintptr_t mask = __atomic_load_n(&hpm_hit.owner_mask, __ATOMIC_ACQUIRE);
+	struct hpm_unit **slot = __atomic_load_n(&hpm_hit.owner, __ATOMIC_RELAXED);
 
-	return __atomic_load_n(&slot[((uintptr_t)p >> HPM_UNIT_SHIFT) & hpm_owner_mask(slot)],
-		__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&slot[((uintptr_t)p >> HPM_UNIT_SHIFT) & mask], __ATOMIC_ACQUIRE);
 }
 
 /** Whether unit u covers p (a stale entry does not). */
