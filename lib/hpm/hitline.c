@@ -9,3 +9,23 @@ static struct hpm_unit *no_units[1];
 
 /* a new thread's binding has generation 0: none matches before a cache binds */
 struct hpm_hitline hpm_hit = {.cache_gen = 1, .owner = no_units};
+
+/* initial-exec: a load from the thread pointer, no call to __tls_get_addr */
+__thread struct hpm_cache_binding hpm_cache_tls __attribute__((tls_model("initial-exec")));
+
+#ifdef HPM_HIT_TLS_OFF
+/*
+ * The offset is the same in every thread. Set before the calls of other
+ * libraries' constructors (the loader runs libhpm's first) and, linked
+ * statically, of the program's default-priority ones. A call before it
+ * reads the thread's control block as its binding: a generation no cache
+ * has, so it takes the miss path, which binds through hpm_cache_tls itself.
+ */
+static void __attribute__((constructor(101))) tls_off_set(void)
+{
+	/* the x86-64 TLS ABI: the thread pointer's first word holds the thread pointer */
+	uintptr_t tp = *(const uintptr_t __seg_fs *)0;
+
+	hpm_hit.tls_off = (uintptr_t)&hpm_cache_tls - tp;
+}
+#endif

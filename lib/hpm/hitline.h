@@ -21,6 +21,8 @@
 
 #include <rte_common.h>
 
+#include "hpm_inline.h"
+
 struct hpm_unit;
 
 /** Entries of the small-size class table: sizes up to 4144 bytes, per (size + 15) / 16. */
@@ -33,10 +35,43 @@ struct hpm_hitline {
 	struct hpm_unit **owner;
 	/** The owner table's slots - 1; 0 for the static one. Written after owner. */
 	uintptr_t owner_mask;
-	/** Class per (size + 15) / 16 at alignments up to 64 (lcore_cache.h); 40 share the line. */
+	/** hpm_cache_tls's offset from the thread pointer (hpm_hit_binding()). */
+	uintptr_t tls_off;
+	/** Class per (size + 15) / 16 at alignments up to 64 (lcore_cache.h); 32 share the line. */
 	uint8_t small_class[HPM_HIT_SMALL_CLASSES];
 } __rte_cache_aligned;
 
 extern struct hpm_hitline hpm_hit __attribute__((visibility("hidden"))); /* no GOT */
+
+/*
+ * This thread's binding (hpm_inline.h's hpm_cache_tls) as the hit paths read
+ * it. An initial-exec TLS variable of a shared library is at an offset from
+ * the thread pointer that the GOT holds: one more line a pair touches. On
+ * x86-64 the offset is kept in the line above instead, and the binding read
+ * through %fs. Sanitizer builds, which cannot instrument %fs-relative
+ * accesses, and other architectures go through the GOT.
+ */
+#if defined(__x86_64__) && defined(__SEG_FS)
+/* hitline.c sets tls_off in every build (heap.c is built without ASan in an ASan build) */
+#define HPM_HIT_TLS_OFF 1
+#endif
+#if defined(HPM_HIT_TLS_OFF) && !defined(HPM_INLINE_SANITIZED)
+#define HPM_HIT_TLS_SEG 1
+typedef const struct hpm_cache_binding __seg_fs hpm_binding_ref;
+
+static __rte_always_inline hpm_binding_ref *
+hpm_hit_binding(void)
+{
+	return (hpm_binding_ref *)hpm_hit.tls_off;
+}
+#else
+typedef const struct hpm_cache_binding hpm_binding_ref;
+
+static __rte_always_inline hpm_binding_ref *
+hpm_hit_binding(void)
+{
+	return &hpm_cache_tls;
+}
+#endif
 
 #endif /* HPM_HITLINE_H */

@@ -17,7 +17,6 @@
 #include "log.h"
 #include "state.h"
 
-HPM_TLS struct hpm_cache_binding hpm_cache_tls;
 struct hpm_lcore_cache hpm_cache_none = {.socket = -1};
 /* Runs the caches keep, in granules: all of them, or up to 64 KiB (HPM_CFG_F_LEAN_CACHE) */
 #define RUN_KEEP_ALL (HPM_CACHE_RUN_MAX >> 12)

@@ -263,11 +263,9 @@ struct hpm_cache_xfer {
 
 /*
  * This thread's binding to its cache, checked against hpm_hit.cache_gen:
- * hpm_cache_tls, declared in hpm_inline.h (whose functions read it too).
- * Initial-exec TLS: the fast path reads it with one instruction instead of a
- * call to __tls_get_addr (what a shared library's default TLS model costs).
+ * hpm_cache_tls, declared in hpm_inline.h (whose functions read it too),
+ * defined in hitline.c, read by the hit paths through hpm_hit_binding().
  */
-#define HPM_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /**
  * A new generation of the caches (hpm_hit.cache_gen, and hpm_inline.h's
@@ -362,8 +360,10 @@ struct hpm_lcore_cache *hpm_cache_bind(void);
 static __rte_always_inline struct hpm_lcore_cache *
 hpm_cache_get(void)
 {
-	if (likely(hpm_cache_tls.gen == hpm_hit.cache_gen))
-		return hpm_cache_tls.cache != &hpm_cache_none ? hpm_cache_tls.cache : NULL;
+	hpm_binding_ref *t = hpm_hit_binding();
+
+	if (likely(t->gen == hpm_hit.cache_gen))
+		return t->cache != &hpm_cache_none ? t->cache : NULL;
 	return hpm_cache_bind();
 }
 

@@ -269,7 +269,7 @@ alloc_miss(const char *type, size_t size, unsigned int align, int socket, unsign
 static __rte_always_inline void *
 alloc_fast(const char *type, size_t size, unsigned int align, int socket, unsigned int flags)
 {
-	struct hpm_cache_binding *t = &hpm_cache_tls;
+	hpm_binding_ref *t = hpm_hit_binding();
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
 	struct hpm_cache_obj *o;
@@ -420,7 +420,7 @@ free_miss(void *ptr)
 static __rte_always_inline void
 free_fast(void *ptr)
 {
-	struct hpm_cache_binding *t = &hpm_cache_tls;
+	hpm_binding_ref *t = hpm_hit_binding();
 	struct hpm_unit *u = hpm_owner_lookup(ptr);
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_cache_stack *cc;
@@ -770,7 +770,7 @@ run_push_all(const struct run_check *rc, void *const *objs, struct hpm_cache_obj
  * its class); the number pushed, 0 when objs[0] itself cannot go that way.
  */
 static __rte_noinline HPM_HIT_PATH unsigned int
-free_run(const struct hpm_cache_binding *t, void *const *objs, unsigned int n)
+free_run(hpm_binding_ref *t, void *const *objs, unsigned int n)
 {
 	struct hpm_lcore_cache *c = t->cache;
 	struct hpm_unit *u = hpm_owner_lookup(objs[0]);
@@ -812,7 +812,7 @@ free_run(const struct hpm_cache_binding *t, void *const *objs, unsigned int n)
 HPM_HIT_PATH void
 hpm_free_bulk(void *const *objs, unsigned int n)
 {
-	struct hpm_cache_binding *t = &hpm_cache_tls;
+	hpm_binding_ref *t = hpm_hit_binding();
 	unsigned int i = 0, k;
 
 	if (unlikely(hpm_debug_on)) {
