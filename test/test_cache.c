@@ -5,7 +5,8 @@
  * sizes, fill every block with a pattern and hand blocks to each other
  * through rings: every block is checked by whoever frees it. After the run
  * everything is freed and the caches are flushed: the statistics are back at
- * their start, the heap checks. Then: a registered non-EAL thread gets a
+ * their start, the heap checks. The hit paths see each thread's cache
+ * binding as the cache layer wrote it. Then: a registered non-EAL thread gets a
  * cache that goes back when it unregisters; hpm_malloc_bulk() is all or
  * nothing when the source runs dry (fault injection), leaks nothing, and
  * works again when memory is back.
@@ -1171,6 +1172,58 @@ budget_case(const struct hpm_config *cfg, size_t budget_min)
 	CHECK(hpm_init(cfg) == 0, "hpm_init, the defaults again");
 }
 
+/*
+ * The hit paths read the thread's binding through hpm_hit_binding() (on
+ * x86-64, %fs at the offset hitline.c keeps): after a pair, it must be the
+ * binding the cache layer wrote, bound to this generation, in every kind of
+ * thread. Returns 0 when it is.
+ */
+static int
+binding_seen(const char *who)
+{
+	hpm_binding_ref *t;
+
+	hpm_free(hpm_malloc("binding", 64, 0));
+	t = hpm_hit_binding();
+	CHECK(t->cache == hpm_cache_tls.cache && t->gen == hpm_cache_tls.gen &&
+			t->socket == hpm_cache_tls.socket,
+		"%s: the hit paths' binding (cache %p, gen %" PRIu64 ", socket %d) is not the "
+		"thread's (%p, %" PRIu64 ", %d)",
+		who, (void *)t->cache, t->gen, t->socket, (void *)hpm_cache_tls.cache,
+		hpm_cache_tls.gen, hpm_cache_tls.socket);
+	CHECK(t->gen == hpm_hit.cache_gen && t->cache != &hpm_cache_none,
+		"%s: not bound to a cache after a pair (gen %" PRIu64 " of %" PRIu64 ")", who,
+		t->gen, hpm_hit.cache_gen);
+	return 0;
+}
+
+static int
+binding_lcore(void *arg)
+{
+	RTE_SET_USED(arg);
+	return binding_seen("worker lcore");
+}
+
+static void *
+binding_thread(void *arg)
+{
+	RTE_SET_USED(arg);
+	binding_seen("plain pthread");
+	return NULL;
+}
+
+static void
+bindings(void)
+{
+	pthread_t th;
+
+	binding_seen("main lcore");
+	rte_eal_remote_launch(binding_lcore, NULL, worker_lcore);
+	rte_eal_wait_lcore(worker_lcore);
+	CHECK(pthread_create(&th, NULL, binding_thread, NULL) == 0, "pthread_create");
+	pthread_join(th, NULL);
+}
+
 /* HPM_CFG_F_LEAN_CACHE: runs over 64 KiB bypass the caches; the defaults keep them. */
 static void
 lean_cache(struct hpm_config *cfg)
@@ -1212,7 +1265,8 @@ main(int argc, char **argv)
 	/* no chunk goes back to the source: what fits when dry stays what fits */
 	cfg.retain_size = 64 * 1024 * MIB;
 	CHECK(hpm_init(&cfg) == 0, "hpm_init");
-	/* first: the main lcore's cache frees blocks of classes it never refilled */
+	bindings();
+	/* then: the main lcore's cache frees blocks of classes it never refilled */
 	pipeline(8000, 0, true);
 	pipeline(20000, 4096, true);
 	lcores_apart();
