@@ -5,16 +5,17 @@
 
 /*
  * The globals every hit path reads, in one cache line: the caches'
- * generation (lcore_cache.c), the owner table's slots and mask (owner.c) and
- * the first classes of the small-size table (lcore_cache.c). Apart, in three
- * modules' data and behind the owner table's own header page, they cost a
- * 64-byte alloc+free pair 4 lines of its 16 (cachegrind, bench_hit_path
- * cold-pair64); a mempool get+put touches 9. On a loaded machine each line
+ * generation (lcore_cache.c), the owner table's slots and mask (owner.c),
+ * the thread binding's TLS offset (below) and the first classes of the
+ * small-size table (lcore_cache.c). Apart, in three modules' data, behind
+ * the owner table's own header page and in the GOT, they cost a 64-byte
+ * alloc+free pair 5 lines, here 1: a pair touches 11, a mempool get+put 9
+ * (cachegrind, bench_hit_path cold-pair64). On a loaded machine each line
  * is a likely miss. The modules that own the values write them here, at
  * set-up and teardown; the hit paths only read.
  *
  * It sits in the bottom layer so that every layer may read it: it holds
- * values, not code, and calls nothing.
+ * values and the binding, and calls nothing.
  */
 
 #include <stdint.h>
