@@ -23,8 +23,15 @@ __thread struct hpm_cache_binding hpm_cache_tls __attribute__((tls_model("initia
  */
 static void __attribute__((constructor(101))) tls_off_set(void)
 {
-	/* the x86-64 TLS ABI: the thread pointer's first word holds the thread pointer */
-	uintptr_t tp = *(const uintptr_t __seg_fs *)0;
+	uintptr_t tp;
+
+	/*
+	 * The x86-64 TLS ABI: the thread pointer's first word holds the thread
+	 * pointer. Read in assembly: UBSan takes a load at %fs:0 through
+	 * __seg_fs for a load of NULL, and clang has no __builtin_thread_pointer
+	 * on x86.
+	 */
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
 
 	hpm_hit.tls_off = (uintptr_t)&hpm_cache_tls - tp;
 }
