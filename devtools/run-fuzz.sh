@@ -17,7 +17,9 @@
 # environment also makes the heap again before each input of a run).
 # Environment: HPM_FUZZ_DIR (build directory, default build-fuzz), CC (default clang),
 # HPM_FUZZ_CFLAGS (more compiler options, given first), HPM_FUZZ_JOBS (fuzzing
-# processes, default: the CPUs), HPM_FUZZ_MAX_LEN (longest input, default 128 bytes).
+# processes, default: the CPUs), HPM_FUZZ_MAX_LEN (longest input, default 128 bytes),
+# HPM_FUZZ_MIN_EXECS (inputs a run executes at least, default 10^6: a run that has
+# fewer after SECONDS goes on until it has them, for at most 3 x SECONDS more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -101,34 +103,64 @@ fi
 
 jobs=${HPM_FUZZ_JOBS:-$(nproc)}
 max_len=${HPM_FUZZ_MAX_LEN:-128}
-echo "fuzz: running $dir/fuzz_heap for $secs s, $jobs processes (logs: $dir/fuzz-*.log)"
+min_execs=${HPM_FUZZ_MIN_EXECS:-1000000}
 rm -f "$dir"/fuzz-*.log
-pids=()
-# entropic_scale_per_exec_time: of two inputs that reach the same rare features,
-# the quicker is mutated more (up to 30x): 1.8x the inputs a second at the same
-# coverage (20 s, one process: 4014 -> 7314 a second, cov 1468 -> 1470)
-for ((j = 0; j < jobs; j++)); do
-	"$dir/fuzz_heap" -seed=$((j + 1)) -max_len="$max_len" -max_total_time="$secs" -timeout=30 \
-		-entropic_scale_per_exec_time=1 \
-		-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
-		"$dir/corpus" test/fuzz/corpus >"$dir/fuzz-$j.log" 2>&1 &
-	pids+=($!)
-done
+
+# One round: every process for at most $1 s, and at most $2 inputs each (0: no
+# bound); logs $dir/fuzz-$3-J.log. Sets status, failed_log, execs_round, log0.
+fuzz_round() {
+	local j e pids=() runs=()
+
+	if [ "$2" -gt 0 ]; then
+		runs=(-runs="$2")
+	fi
+	# entropic_scale_per_exec_time: of two inputs that reach the same rare features,
+	# the quicker is mutated more (up to 30x): 1.8x the inputs a second at the same
+	# coverage (20 s, one process: 4014 -> 7314 a second, cov 1468 -> 1470)
+	for ((j = 0; j < jobs; j++)); do
+		"$dir/fuzz_heap" -seed=$((j + 1 + jobs * rounds)) -max_len="$max_len" \
+			-max_total_time="$1" "${runs[@]}" -timeout=30 \
+			-entropic_scale_per_exec_time=1 \
+			-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
+			"$dir/corpus" test/fuzz/corpus >"$dir/fuzz-$3-$j.log" 2>&1 &
+		pids+=($!)
+	done
+	for ((j = 0; j < jobs; j++)); do
+		if ! wait "${pids[$j]}"; then
+			status=1
+			failed_log=$dir/fuzz-$3-$j.log
+		fi
+	done
+	execs_round=0
+	for ((j = 0; j < jobs; j++)); do
+		e=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$dir/fuzz-$3-$j.log" |
+			tail -1)
+		execs_round=$((execs_round + ${e:-0}))
+	done
+	log0=$dir/fuzz-$3-0.log
+	rounds=$((rounds + 1))
+}
+
+echo "fuzz: running $dir/fuzz_heap for $secs s, $jobs processes (logs: $dir/fuzz-*.log)"
 status=0
 failed_log=
-for ((j = 0; j < jobs; j++)); do
-	if ! wait "${pids[$j]}"; then
-		status=1
-		failed_log=$dir/fuzz-$j.log
+rounds=0
+start=$SECONDS
+fuzz_round "$secs" 0 main
+execs=$execs_round
+# A slow machine (CI's ran 0.99 to 1.7 million inputs in 60 s) tops up to
+# min_execs inputs, each process its share, bounded by 3 x secs more.
+if [ $status -eq 0 ] && [ "$execs" -lt "$min_execs" ]; then
+	share=$(((min_execs - execs + jobs - 1) / jobs))
+	echo "fuzz: $execs inputs in $secs s; $share more per process, up to $min_execs"
+	fuzz_round $((3 * secs)) "$share" more
+	execs=$((execs + execs_round))
+	if [ "$execs" -lt "$min_execs" ]; then
+		echo "fuzz: $execs inputs, short of $min_execs when the time bound came"
 	fi
-done
-
-execs=0
-for ((j = 0; j < jobs; j++)); do
-	e=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$dir/fuzz-$j.log" | tail -1)
-	execs=$((execs + ${e:-0}))
-done
-done_line=$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$dir/fuzz-0.log" |
+fi
+elapsed=$((SECONDS - start))
+done_line=$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log0" |
 	tail -1 || true)
 cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$done_line")
 ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$done_line")
@@ -138,7 +170,7 @@ if [ $status -ne 0 ]; then
 	echo "fuzz: reproduce with devtools/run-fuzz.sh $dir/artifacts/<file>" >&2
 	exit 1
 fi
-echo "fuzz: passed: $execs executions in $secs s ($((execs / secs)) per second," \
+echo "fuzz: passed: $execs executions in $elapsed s ($((execs / (elapsed > 0 ? elapsed : 1))) per second," \
 	"$jobs processes), cov ${cov:-?}, ft ${ft:-?} (process 0)," \
 	"corpus: $(find "$dir/corpus" -type f | wc -l) new inputs," \
 	"$(find test/fuzz/corpus -type f | wc -l) kept ($(($(du -sb test/fuzz/corpus | cut -f1) / 1024)) KiB)"
