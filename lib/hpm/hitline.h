@@ -57,7 +57,6 @@ extern struct hpm_hitline hpm_hit __attribute__((visibility("hidden"))); /* no G
 #define HPM_HIT_TLS_OFF 1
 #endif
 #if defined(HPM_HIT_TLS_OFF) && !defined(HPM_INLINE_SANITIZED)
-#define HPM_HIT_TLS_SEG 1
 typedef const struct hpm_cache_binding __seg_fs hpm_binding_ref;
 
 static __rte_always_inline hpm_binding_ref *
