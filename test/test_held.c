@@ -24,7 +24,13 @@
  * chunk and a page's rest per metadata region (a 2 MiB-aligned memzone took
  * a hugepage more for its header: 2 MiB per chunk).
  *
- * usage: test_held   (EAL with two lcores: -l 0-1)
+ * With --socket-mem (test_held prealloc), memzones are cut from memory EAL
+ * mapped at start, whose free element ends anywhere: every chunk still has
+ * all its units (a zone cut off a page boundary would hold one less: 14 MiB
+ * of a 16 MiB chunk), at the cost of one pad of less than a unit, once.
+ * Hugepages are mapped before hpm_init() there, so smaps says nothing.
+ *
+ * usage: test_held [prealloc]   (EAL with two lcores: -l 0-1)
  */
 
 #include <inttypes.h>
@@ -271,13 +277,107 @@ churn(unsigned int worker, unsigned int n)
 	CHECK(rte_eal_wait_lcore(worker) == 0, "the producer failed");
 }
 
+/*
+ * Pages of 64 KiB granules take a chunk's headed unit (its first granule
+ * left) before the heap grows: a fresh heap without caches holds as many
+ * 64K/64K blocks as its units have granules, less one a chunk, in the chunks
+ * it has.
+ */
+static void
+headed_64k(void)
+{
+	struct rte_malloc_socket_stats st;
+	struct hpm_heap_stats h, h1, sum;
+	struct hpm_config cfg;
+	unsigned int cap, units, i, n = 0;
+	int rc;
+
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_EAL;
+	cfg.flags |= HPM_CFG_F_NO_CACHE;
+	rc = hpm_init(&cfg);
+	CHECK(rc == 0, "hpm_init: %d", rc);
+	if (rc != 0)
+		return;
+	/* the first block sets the heap up */
+	blk[n++] = hpm_malloc("held", 65536, 65536);
+	CHECK(blk[0] != NULL && hpm_heap_get_stats(0, &h) == 0, "first 64K/64K block");
+	units = (unsigned int)((h.chunk_bytes + (size_t)h.chunks * 4096) / (2 * MIB));
+	cap = units * 32 - h.chunks;
+	CHECK(cap <= NBLK, "%u granules", cap);
+	for (i = 1; i < cap && i < NBLK; i++) {
+		blk[n] = hpm_malloc("held", 65536, 65536);
+		CHECK(blk[n] != NULL, "64K/64K block %u", i);
+		if (blk[n] == NULL)
+			break;
+		n++;
+	}
+	CHECK(sum_stats(&st, &sum) && hpm_heap_get_stats(0, &h1) == 0, "stats when full");
+	printf("prealloc: %u x 64K/64K in %u chunks of %u units: %u chunks after\n", n, h.chunks,
+		units, h1.chunks);
+	CHECK(h1.chunks == h.chunks,
+		"%u 64K/64K blocks, as many as %u units' granules less a headed unit's first, "
+		"grew the heap from %u chunks to %u",
+		n, units, h.chunks, h1.chunks);
+	CHECK(h1.live_bytes == (size_t)n * 65536 && h1.free_bytes <= (size_t)h1.chunks * 65536,
+		"live %zu free %zu for %u blocks", h1.live_bytes, h1.free_bytes, n);
+	CHECK(hpm_heap_check() == 0, "heap check when full");
+	for (i = 0; i < n; i++)
+		hpm_free(blk[i]);
+	CHECK(hpm_heap_check() == 0, "heap check after the frees");
+	hpm_fini();
+}
+
+/* --socket-mem: chunks cut from EAL's own memory have every unit. */
+static int
+prealloc(void)
+{
+	struct hpm_heap_stats h;
+	struct hpm_config cfg;
+	size_t unit = 2 * MIB, head = 4096;
+	unsigned int n;
+	int rc;
+
+	if (test_eal_init("held_prealloc", "-l", "0-1", "--no-pci", "--socket-mem", "256", NULL) !=
+		0)
+		return TEST_SKIP;
+	headed_64k();
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_EAL;
+	rc = hpm_init(&cfg);
+	CHECK(rc == 0, "hpm_init: %d", rc);
+	if (rc != 0)
+		return test_end("held_prealloc");
+	/* about 80 MiB: every chunk cut from the 256 MiB EAL mapped at start */
+	n = grow(NBLK / 4);
+	CHECK(hpm_heap_get_stats(0, &h) == 0, "heap stats");
+	printf("prealloc: %u blocks, %u chunks (chunk_size %zu MiB): %zu MiB of units, %zu bytes of "
+	       "overhead, %u metadata regions\n",
+		n, h.chunks, cfg.chunk_size / MIB, h.chunk_bytes / MIB, h.overhead_bytes,
+		h.meta_regions);
+	CHECK(h.chunks >= 3, "the blocks took %u chunks, not 3 or more", h.chunks);
+	/*
+	 * Every chunk headed: its units whole, the first 4 KiB EAL's. Held beyond
+	 * them and the metadata: one pad of less than a unit, a 4 KiB head a
+	 * chunk, a page's rest a region (not a unit a chunk).
+	 */
+	CHECK(h.overhead_bytes < unit + (h.chunks + h.meta_regions) * head,
+		"%zu bytes held in neither chunks (%u) nor metadata (%u regions)", h.overhead_bytes,
+		h.chunks, h.meta_regions);
+	CHECK(hpm_heap_check() == 0, "heap check");
+	hpm_fini();
+	return test_end("held_prealloc");
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct hpm_config cfg;
 	unsigned int worker, n, i;
 	int rc;
 
+	if (argc > 1 && strcmp(argv[1], "prealloc") == 0)
+		return prealloc();
 	if (test_eal_init("held", "-l", "0-1", "--no-pci", NULL) != 0)
 		return TEST_SKIP;
 	worker = rte_get_next_lcore(-1, 1, 0);

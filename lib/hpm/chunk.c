@@ -364,6 +364,14 @@ search:
 }
 
 struct hpm_unit *
+hpm_chunk_take_free(struct hpm_chunk_set *cs)
+{
+	struct hpm_unit *u = ords_lowest_free(cs);
+
+	return u != NULL ? take_at(cs, u->chunk, u->index, 1) : NULL;
+}
+
+struct hpm_unit *
 hpm_chunk_take_headed(struct hpm_chunk_set *cs)
 {
 	struct hpm_chunk *c, *best = NULL;

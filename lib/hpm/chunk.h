@@ -136,8 +136,14 @@ struct hpm_unit *hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsign
 	bool contig);
 
 /**
+ * Take the free unit of lowest ordinal, a headed one excepted, without
+ * growing the set or asking the caches; NULL if none. Arena lock held.
+ */
+struct hpm_unit *hpm_chunk_take_free(struct hpm_chunk_set *cs);
+
+/**
  * Take a free headed unit (hpm_unit::headed), the lowest; NULL if none. For
- * pages of 4 KiB granules, which leave its first granule. Arena lock held.
+ * pages of granules, which leave its first granule. Arena lock held.
  */
 struct hpm_unit *hpm_chunk_take_headed(struct hpm_chunk_set *cs);
 

@@ -207,10 +207,21 @@ int hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, 
 void hpm_gran_release_spares(struct hpm_gran_set *gs);
 
 /** Bytes of the free granules of a granule unit's page (not those reserved). */
+/** Granules a headed unit's page leaves for the source's header (HPM_UNIT_HEAD_MAX). */
+static inline unsigned int
+hpm_gran_head_granules(unsigned int shift)
+{
+	return (HPM_UNIT_HEAD_MAX + (1u << shift) - 1) >> shift;
+}
+
 static inline size_t
 hpm_gran_unit_free_bytes(const struct hpm_unit *u)
 {
-	return (size_t)u->gran->nfree << u->gran->shift;
+	const struct hpm_gran *g = u->gran;
+	/* a headed page's first granule past the header: in no block, like a page's tail */
+	size_t head_rest = u->headed ? ((size_t)g->reserved << g->shift) - HPM_UNIT_HEAD_MAX : 0;
+
+	return ((size_t)g->nfree << g->shift) + head_rest;
 }
 
 /** Free granule runs of the arena: count, the longest and the total in bytes. */

@@ -66,28 +66,65 @@ eal_fill_region(struct hpm_region *r, const struct rte_memzone *mz)
 }
 
 /*
+ * Where the end of the free element EAL cuts this process's next memzone from
+ * is expected, by socket: EAL cuts a memzone from the end of a free element,
+ * so the next one ends just below the last one's header. 0: no guess (none
+ * yet, or one was given back since).
+ */
+static uintptr_t eal_next_end[RTE_MAX_NUMA_NODES];
+
+static unsigned int
+eal_socket_slot(int socket)
+{
+	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES)
+		socket = (int)rte_socket_id();
+	return socket >= 0 && socket < RTE_MAX_NUMA_NODES ? (unsigned int)socket : 0;
+}
+
+static void
+eal_note_zone(const struct rte_memzone *mz)
+{
+	__atomic_store_n(&eal_next_end[eal_socket_slot(mz->socket_id)],
+		(uintptr_t)mz->addr - hpm_source_eal.lead, __ATOMIC_RELAXED);
+}
+
+/*
  * Units whose first one holds EAL's element header (hpm_region::headed): a
  * memzone a header shorter than the units, aligned to a cache line only, is
  * cut from the end of a free element of EAL's heap, and fresh hugepages end
  * on a page boundary: the memzone then starts just past a page's start, its
  * header in that page, and takes len / 2 MiB hugepages, where a 2 MiB-aligned
  * memzone of len bytes takes one more for its header alone (16 MiB chunks:
- * 9 hugepages for 8). Cut from memory EAL had already (--socket-mem), it
- * starts anywhere: the region is then its whole units, one less (the
- * hugepage EAL's own memory loses, as an aligned memzone's header takes one),
- * and kept: giving a memzone back costs EAL a clear of all of it.
+ * 9 hugepages for 8).
+ *
+ * Cut from memory EAL had already (--socket-mem), the free element ends
+ * anywhere: a zone of len bytes would hold its whole units, one less. So
+ * when the last zone ended the free element off a page boundary, this one is
+ * longer by that much (pad): it starts just past a page's start again, its
+ * units whole, and the zones after it too; the pad is a part of a unit at its
+ * end, once. Cut from elsewhere (the guess was wrong: another allocation came
+ * between), it is a zone of its whole units, as without the pad.
  */
 static int
 eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socket)
 {
-	const struct rte_memzone *mz = rte_memzone_reserve_aligned(name, len - hpm_source_eal.lead,
-		socket, RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+	unsigned int slot = eal_socket_slot(socket);
+	uintptr_t end = __atomic_load_n(&eal_next_end[slot], __ATOMIC_RELAXED);
+	size_t pad = end & (HPM_UNIT_SIZE - 1);
+	const struct rte_memzone *mz = NULL;
 	size_t head;
 
+	if (pad != 0)
+		mz = rte_memzone_reserve_aligned(name, len - hpm_source_eal.lead + pad, socket,
+			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+	if (mz == NULL)
+		mz = rte_memzone_reserve_aligned(name, len - hpm_source_eal.lead, socket,
+			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
 	if (mz == NULL)
 		return -(rte_errno ? rte_errno : ENOMEM);
 	head = (uintptr_t)mz->addr & (HPM_UNIT_SIZE - 1);
 	eal_fill_region(r, mz);
+	eal_note_zone(mz);
 	r->headed = head >= hpm_source_eal.lead && head <= HPM_UNIT_HEAD_MAX;
 	return 0;
 }
@@ -114,6 +151,7 @@ eal_reserve(struct hpm_region *r, size_t len, size_t align, int socket, unsigned
 	if (mz == NULL)
 		return -(rte_errno ? rte_errno : ENOMEM);
 	eal_fill_region(r, mz);
+	eal_note_zone(mz);
 	r->len = len;
 	return 0;
 }
@@ -141,6 +179,7 @@ eal_reserve_meta(struct hpm_region *r, size_t len, const char *name)
 	if (mz == NULL)
 		return -(rte_errno ? rte_errno : ENOMEM);
 	eal_fill_region(r, mz);
+	eal_note_zone(mz);
 	r->len = len;
 	if (!r->zeroed)
 		memset(mz->addr, 0, len);
@@ -151,6 +190,10 @@ eal_reserve_meta(struct hpm_region *r, size_t len, const char *name)
 static void
 eal_release(struct hpm_region *r)
 {
+	const struct rte_memzone *mz = r->handle;
+
+	/* the free element grows back over the zone: where it ends is no longer known */
+	__atomic_store_n(&eal_next_end[eal_socket_slot(mz->socket_id)], 0, __ATOMIC_RELAXED);
 	if (rte_memzone_free(r->handle) != 0)
 		HPM_LOG(ERR, "eal: cannot free memzone at %p", r->va);
 }
