@@ -277,6 +277,21 @@ churn(unsigned int worker, unsigned int n)
 	CHECK(rte_eal_wait_lcore(worker) == 0, "the producer failed");
 }
 
+/* hpm_init() on the eal source with flags; 0 or its error, checked. */
+static int
+start(uint32_t flags)
+{
+	struct hpm_config cfg;
+	int rc;
+
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_EAL;
+	cfg.flags |= flags;
+	rc = hpm_init(&cfg);
+	CHECK(rc == 0, "hpm_init: %d", rc);
+	return rc;
+}
+
 /*
  * Pages of 64 KiB granules take a chunk's headed unit (its first granule
  * left) before the heap grows: a fresh heap without caches holds as many
@@ -288,16 +303,9 @@ headed_64k(void)
 {
 	struct rte_malloc_socket_stats st;
 	struct hpm_heap_stats h, h1, sum;
-	struct hpm_config cfg;
 	unsigned int cap, units, i, n = 0;
-	int rc;
 
-	hpm_config_defaults(&cfg);
-	cfg.source = HPM_SOURCE_EAL;
-	cfg.flags |= HPM_CFG_F_NO_CACHE;
-	rc = hpm_init(&cfg);
-	CHECK(rc == 0, "hpm_init: %d", rc);
-	if (rc != 0)
+	if (start(HPM_CFG_F_NO_CACHE) != 0)
 		return;
 	/* the first block sets the heap up */
 	blk[n++] = hpm_malloc("held", 65536, 65536);
@@ -333,28 +341,21 @@ static int
 prealloc(void)
 {
 	struct hpm_heap_stats h;
-	struct hpm_config cfg;
 	size_t unit = 2 * MIB, head = 4096;
 	unsigned int n;
-	int rc;
 
 	if (test_eal_init("held_prealloc", "-l", "0-1", "--no-pci", "--socket-mem", "256", NULL) !=
 		0)
 		return TEST_SKIP;
 	headed_64k();
-	hpm_config_defaults(&cfg);
-	cfg.source = HPM_SOURCE_EAL;
-	rc = hpm_init(&cfg);
-	CHECK(rc == 0, "hpm_init: %d", rc);
-	if (rc != 0)
+	if (start(0) != 0)
 		return test_end("held_prealloc");
 	/* about 80 MiB: every chunk cut from the 256 MiB EAL mapped at start */
 	n = grow(NBLK / 4);
 	CHECK(hpm_heap_get_stats(0, &h) == 0, "heap stats");
-	printf("prealloc: %u blocks, %u chunks (chunk_size %zu MiB): %zu MiB of units, %zu bytes of "
-	       "overhead, %u metadata regions\n",
-		n, h.chunks, cfg.chunk_size / MIB, h.chunk_bytes / MIB, h.overhead_bytes,
-		h.meta_regions);
+	printf("prealloc: %u blocks, %u chunks: %zu MiB of units, %zu bytes of overhead, %u "
+	       "metadata regions\n",
+		n, h.chunks, h.chunk_bytes / MIB, h.overhead_bytes, h.meta_regions);
 	CHECK(h.chunks >= 3, "the blocks took %u chunks, not 3 or more", h.chunks);
 	/*
 	 * Every chunk headed: its units whole, the first 4 KiB EAL's. Held beyond
@@ -372,9 +373,7 @@ prealloc(void)
 int
 main(int argc, char **argv)
 {
-	struct hpm_config cfg;
 	unsigned int worker, n, i;
-	int rc;
 
 	if (argc > 1 && strcmp(argv[1], "prealloc") == 0)
 		return prealloc();
@@ -391,11 +390,7 @@ main(int argc, char **argv)
 	}
 	/* the ring is EAL's: the pages it took count before hpm_init() */
 	eal_mapped = test_hugetlb_mapped();
-	hpm_config_defaults(&cfg);
-	cfg.source = HPM_SOURCE_EAL;
-	rc = hpm_init(&cfg);
-	CHECK(rc == 0, "hpm_init: %d", rc);
-	if (rc != 0)
+	if (start(0) != 0)
 		return test_end("held");
 	blk[0] = hpm_malloc("held", 64, 0);
 	compare("first block");
