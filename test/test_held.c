@@ -336,6 +336,47 @@ headed_64k(void)
 	hpm_fini();
 }
 
+/*
+ * Size-class pages take a chunk's headed unit too (its first 64 KiB frame
+ * left): a fresh heap without caches fills its first chunk with 2 KiB blocks
+ * (a frame each 32) to all but that frame before it grows.
+ */
+static void
+headed_slab(void)
+{
+	static void *small[16384];
+	struct hpm_heap_stats h0, h;
+	size_t live = 0;
+	unsigned int i, n = 0;
+
+	if (start(HPM_CFG_F_NO_CACHE) != 0)
+		return;
+	small[n++] = hpm_malloc("held", 2048, 0);
+	CHECK(small[0] != NULL && hpm_heap_get_stats(0, &h0) == 0, "first 2 KiB block");
+	for (i = 1; i < RTE_DIM(small); i++) {
+		CHECK(hpm_heap_get_stats(0, &h) == 0, "heap stats");
+		if (h.chunks != h0.chunks)
+			break;
+		live = h.live_bytes;
+		small[n] = hpm_malloc("held", 2048, 0);
+		CHECK(small[n] != NULL, "2 KiB block %u", i);
+		if (small[n] == NULL)
+			break;
+		n++;
+	}
+	printf("prealloc: %zu bytes of 2 KiB blocks in %zu bytes of units before the heap grew\n",
+		live, h0.chunk_bytes);
+	CHECK(h.chunks == h0.chunks + 1, "%u blocks and the heap did not grow", n);
+	CHECK(live + 65536 >= h0.chunk_bytes,
+		"the heap grew with %zu bytes of 2 KiB blocks in %zu bytes of units", live,
+		h0.chunk_bytes);
+	CHECK(hpm_heap_check() == 0, "heap check");
+	for (i = 0; i < n; i++)
+		hpm_free(small[i]);
+	CHECK(hpm_heap_check() == 0, "heap check after the frees");
+	hpm_fini();
+}
+
 /* --socket-mem: chunks cut from EAL's own memory have every unit. */
 static int
 prealloc(void)
@@ -348,6 +389,7 @@ prealloc(void)
 		0)
 		return TEST_SKIP;
 	headed_64k();
+	headed_slab();
 	if (start(0) != 0)
 		return test_end("held_prealloc");
 	/* about 80 MiB: every chunk cut from the 256 MiB EAL mapped at start */

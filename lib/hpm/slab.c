@@ -118,12 +118,21 @@ frame_mask(unsigned int f, unsigned int n)
 		}                               \
 	} while (0)
 
+/*
+ * A unit for pages: a free one, else a chunk's headed unit (its first frame,
+ * which holds the source's header, left out) rather than grow the heap while
+ * it sits idle, else one the set finds or grows.
+ */
 static struct hpm_slab *
 unit_new(struct hpm_slab_set *ss)
 {
-	struct hpm_unit *u = hpm_chunk_take(ss->cs, 1, 1, false);
+	struct hpm_unit *u = hpm_chunk_take_free(ss->cs);
 	struct hpm_slab *s;
 
+	if (u == NULL)
+		u = hpm_chunk_take_headed(ss->cs);
+	if (u == NULL)
+		u = hpm_chunk_take(ss->cs, 1, 1, false);
 	if (u == NULL)
 		return NULL;
 	s = hpm_meta_alloc(ss->cs->meta, hpm_src, sizeof(*s));
@@ -132,7 +141,8 @@ unit_new(struct hpm_slab_set *ss)
 		return NULL;
 	}
 	memset(u->frame_cls, HPM_SLAB_NO_CLASS, sizeof(u->frame_cls));
-	s->free_frames = ALL_FRAMES;
+	s->all_frames = u->headed ? ALL_FRAMES & ~UINT32_C(1) : ALL_FRAMES;
+	s->free_frames = s->all_frames;
 	s->used_frames = u->dirty ? ALL_FRAMES : 0;
 	s->unit = u;
 	u->slab = s;
@@ -202,10 +212,10 @@ page_new(struct hpm_slab_set *ss, unsigned int cls)
 		s = unit_new(ss);
 		if (s == NULL)
 			return NULL;
-		f = 0;
+		f = free_run(s->free_frames, n);
 	}
 	mask = frame_mask(f, n);
-	if (s->free_frames == ALL_FRAMES)
+	if (s->free_frames == s->all_frames)
 		ss->nempty--;
 	s->free_frames &= ~mask;
 	if (s->free_frames == 0)
@@ -245,7 +255,7 @@ page_release(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
 	s->free_frames |= frame_mask(pg->first_frame, pg->frames);
 	pg->nblocks = 0;
 	LIST_ONCE_ADD(&ss->units, s);
-	if (s->free_frames == ALL_FRAMES && ++ss->nempty > 1)
+	if (s->free_frames == s->all_frames && ++ss->nempty > 1)
 		unit_release(ss, s);
 }
 
@@ -506,7 +516,7 @@ hpm_slab_release_spares(struct hpm_slab_set *ss)
 	}
 	for (s = LIST_FIRST(&ss->units); s != NULL && ss->nempty > 0; s = next) {
 		next = LIST_NEXT(s, link);
-		if (s->free_frames == ALL_FRAMES)
+		if (s->free_frames == s->all_frames)
 			unit_release(ss, s);
 	}
 }
@@ -533,6 +543,12 @@ hpm_slab_free_ranges(const struct hpm_slab_set *ss, unsigned int *count, size_t 
 		for (f = 0; f < HPM_SLAB_FRAMES; f++) {
 			const struct hpm_slab_page *pg;
 
+			if (!(s->all_frames & (UINT32_C(1) << f))) {
+				/* a headed unit's first frame past the header: in no block */
+				run = 0;
+				*bytes += FRAME_BYTES - HPM_UNIT_HEAD_MAX;
+				continue;
+			}
 			if (s->free_frames & (UINT32_C(1) << f)) {
 				*count += run++ == 0;
 				*bytes += FRAME_BYTES;
@@ -674,15 +690,31 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 
 		units++;
 		units_flagged += s->listed;
-		empty += s->free_frames == ALL_FRAMES;
+		empty += s->free_frames == s->all_frames;
 		if (s->unit != u || u->state != s->state || s->listed != (s->free_frames != 0)) {
 			HPM_LOG(ERR, "check: slab unit %p: descriptor or listing wrong (listed %d)",
 				u->va, s->listed);
 			bad++;
 		}
+		if (s->all_frames != (u->headed ? ALL_FRAMES & ~UINT32_C(1) : ALL_FRAMES) ||
+			(s->free_frames & ~s->all_frames) != 0) {
+			HPM_LOG(ERR, "check: slab unit %p: frames %#x, free %#x, headed %u", u->va,
+				s->all_frames, s->free_frames, u->headed);
+			bad++;
+		}
 		for (f = 0; f < HPM_SLAB_FRAMES; f++) {
 			bool is_free = (s->free_frames >> f) & 1;
 			const struct hpm_slab_page *pg = &s->page[s->page_of[f]];
+
+			if (!((s->all_frames >> f) & 1)) {
+				if (u->frame_cls[f] != HPM_SLAB_NO_CLASS) {
+					HPM_LOG(ERR,
+						"check: slab unit %p: header frame %u in a page",
+						u->va, f);
+					bad++;
+				}
+				continue;
+			}
 
 			if (is_free != (u->frame_cls[f] == HPM_SLAB_NO_CLASS) ||
 				(!is_free &&
