@@ -212,7 +212,9 @@ page_new(struct hpm_slab_set *ss, unsigned int cls)
 		s = unit_new(ss);
 		if (s == NULL)
 			return NULL;
+		/* pages are 1, 2 or 4 frames: a headed unit has room past its first */
 		f = free_run(s->free_frames, n);
+		HPM_ASSERT(f >= 0);
 	}
 	mask = frame_mask(f, n);
 	if (s->free_frames == s->all_frames)
