@@ -27,7 +27,8 @@
  * With --socket-mem (test_held prealloc), memzones are cut from memory EAL
  * mapped at start, whose free element ends anywhere: every chunk still has
  * all its units (a zone cut off a page boundary would hold one less: 14 MiB
- * of a 16 MiB chunk), at the cost of one pad of less than a unit, once.
+ * of a 16 MiB chunk); what is held beyond them and the metadata stays under
+ * a unit (the page a metadata region cut off a boundary shares).
  * Hugepages are mapped before hpm_init() there, so smaps says nothing.
  *
  * usage: test_held [prealloc]   (EAL with two lcores: -l 0-1)
@@ -401,8 +402,9 @@ prealloc(void)
 	CHECK(h.chunks >= 3, "the blocks took %u chunks, not 3 or more", h.chunks);
 	/*
 	 * Every chunk headed: its units whole, the first 4 KiB EAL's. Held beyond
-	 * them and the metadata: one pad of less than a unit, a 4 KiB head a
-	 * chunk, a page's rest a region (not a unit a chunk).
+	 * them and the metadata: less than a unit (the first metadata region's
+	 * page off a boundary), a 4 KiB head a chunk, a page's rest a region
+	 * (not a unit a chunk).
 	 */
 	CHECK(h.overhead_bytes < unit + (h.chunks + h.meta_regions) * head,
 		"%zu bytes held in neither chunks (%u) nor metadata (%u regions)", h.overhead_bytes,

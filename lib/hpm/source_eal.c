@@ -99,33 +99,49 @@ eal_note_zone(const struct rte_memzone *mz)
  *
  * Cut from memory EAL had already (--socket-mem), the free element ends
  * anywhere: a zone of len bytes would hold its whole units, one less. So
- * when the last zone ended the free element off a page boundary, this one is
- * longer by that much (pad): it starts just past a page's start again, its
- * units whole, and the zones after it too; the pad is a part of a unit at its
- * end, once. Cut from elsewhere (the guess was wrong: another allocation came
- * between), it is a zone of its whole units, as without the pad.
+ * when the last zone ended the free element off a page boundary (pad bytes
+ * past it), a zone of those bytes takes the free element's end down to the
+ * boundary while the chunk is cut, and goes back after: the chunk starts just
+ * past a page's start, its units whole, and so do the zones after it; the
+ * pad's bytes stay EAL's. Where no zone fits (a pad shorter than a header and
+ * a line), the chunk is longer by the pad instead. A wrong guess (another
+ * allocation came between) leaves a zone of its whole units, as without.
  */
 static int
 eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socket)
 {
-	unsigned int slot = eal_socket_slot(socket);
-	uintptr_t end = __atomic_load_n(&eal_next_end[slot], __ATOMIC_RELAXED);
+	const size_t lead = hpm_source_eal.lead;
+	uintptr_t end = __atomic_load_n(&eal_next_end[eal_socket_slot(socket)], __ATOMIC_RELAXED);
 	size_t pad = end & (HPM_UNIT_SIZE - 1);
-	const struct rte_memzone *mz = NULL;
+	const struct rte_memzone *mz = NULL, *pad_mz = NULL;
+	char pad_name[RTE_MEMZONE_NAMESIZE];
 	size_t head;
 
+	if (pad >= lead + RTE_CACHE_LINE_SIZE && eal_zone_name(pad_name, sizeof(pad_name)) == 0) {
+		pad_mz = rte_memzone_reserve_aligned(pad_name, pad - lead, socket,
+			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+		/* cut elsewhere: no use */
+		if (pad_mz != NULL && (uintptr_t)pad_mz->addr + pad_mz->len != end) {
+			rte_memzone_free(pad_mz);
+			pad_mz = NULL;
+		}
+		if (pad_mz != NULL)
+			pad = 0;
+	}
 	if (pad != 0)
-		mz = rte_memzone_reserve_aligned(name, len - hpm_source_eal.lead + pad, socket,
+		mz = rte_memzone_reserve_aligned(name, len - lead + pad, socket,
 			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
 	if (mz == NULL)
-		mz = rte_memzone_reserve_aligned(name, len - hpm_source_eal.lead, socket,
+		mz = rte_memzone_reserve_aligned(name, len - lead, socket,
 			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+	if (pad_mz != NULL)
+		rte_memzone_free(pad_mz);
 	if (mz == NULL)
 		return -(rte_errno ? rte_errno : ENOMEM);
 	head = (uintptr_t)mz->addr & (HPM_UNIT_SIZE - 1);
 	eal_fill_region(r, mz);
 	eal_note_zone(mz);
-	r->headed = head >= hpm_source_eal.lead && head <= HPM_UNIT_HEAD_MAX;
+	r->headed = head >= lead && head <= HPM_UNIT_HEAD_MAX;
 	return 0;
 }
 
