@@ -206,7 +206,6 @@ int hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, 
 /** Give the empty pages kept for reuse back to their chunks. Arena lock held. */
 void hpm_gran_release_spares(struct hpm_gran_set *gs);
 
-/** Bytes of the free granules of a granule unit's page (not those reserved). */
 /** Granules a headed unit's page leaves for the source's header (HPM_UNIT_HEAD_MAX). */
 static inline unsigned int
 hpm_gran_head_granules(unsigned int shift)
@@ -214,6 +213,10 @@ hpm_gran_head_granules(unsigned int shift)
 	return (HPM_UNIT_HEAD_MAX + (1u << shift) - 1) >> shift;
 }
 
+/**
+ * Bytes of a granule unit's page in no block: its free granules, and on a
+ * headed unit what its reserved granules hold past the source's header.
+ */
 static inline size_t
 hpm_gran_unit_free_bytes(const struct hpm_unit *u)
 {
