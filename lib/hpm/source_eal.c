@@ -120,13 +120,12 @@ eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socke
 	if (pad >= lead + RTE_CACHE_LINE_SIZE && eal_zone_name(pad_name, sizeof(pad_name)) == 0) {
 		pad_mz = rte_memzone_reserve_aligned(pad_name, pad - lead, socket,
 			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
-		/* cut elsewhere: no use */
+		/* cut elsewhere: the guess is wrong, and so would a longer chunk be */
 		if (pad_mz != NULL && (uintptr_t)pad_mz->addr + pad_mz->len != end) {
 			rte_memzone_free(pad_mz);
 			pad_mz = NULL;
 		}
-		if (pad_mz != NULL)
-			pad = 0;
+		pad = 0;
 	}
 	if (pad != 0)
 		mz = rte_memzone_reserve_aligned(name, len - lead + pad, socket,
