@@ -293,6 +293,19 @@ start(uint32_t flags)
 	return rc;
 }
 
+/* The heap checked, its n blocks freed, checked again, and hpmalloc ended. */
+static void
+drain(void *const *b, unsigned int n)
+{
+	unsigned int i;
+
+	CHECK(hpm_heap_check() == 0, "heap check when full");
+	for (i = 0; i < n; i++)
+		hpm_free(b[i]);
+	CHECK(hpm_heap_check() == 0, "heap check after the frees");
+	hpm_fini();
+}
+
 /*
  * Pages of 64 KiB granules take a chunk's headed unit (its first granule
  * left) before the heap grows: a fresh heap without caches holds as many
@@ -330,11 +343,7 @@ headed_64k(void)
 		n, units, h.chunks, h1.chunks);
 	CHECK(h1.live_bytes == (size_t)n * 65536 && h1.free_bytes <= (size_t)h1.chunks * 65536,
 		"live %zu free %zu for %u blocks", h1.live_bytes, h1.free_bytes, n);
-	CHECK(hpm_heap_check() == 0, "heap check when full");
-	for (i = 0; i < n; i++)
-		hpm_free(blk[i]);
-	CHECK(hpm_heap_check() == 0, "heap check after the frees");
-	hpm_fini();
+	drain(blk, n);
 }
 
 /*
@@ -371,11 +380,7 @@ headed_slab(void)
 	CHECK(live + 65536 >= h0.chunk_bytes,
 		"the heap grew with %zu bytes of 2 KiB blocks in %zu bytes of units", live,
 		h0.chunk_bytes);
-	CHECK(hpm_heap_check() == 0, "heap check");
-	for (i = 0; i < n; i++)
-		hpm_free(small[i]);
-	CHECK(hpm_heap_check() == 0, "heap check after the frees");
-	hpm_fini();
+	drain(small, n);
 }
 
 /* --socket-mem: chunks cut from EAL's own memory have every unit. */

@@ -118,6 +118,13 @@ frame_mask(unsigned int f, unsigned int n)
 		}                               \
 	} while (0)
 
+/* The unit's frames: all, less the first on a headed unit (hpm_unit::headed). */
+static inline uint32_t
+unit_frames(const struct hpm_unit *u)
+{
+	return u->headed ? ALL_FRAMES & ~UINT32_C(1) : ALL_FRAMES;
+}
+
 /*
  * A unit for pages: a free one, else a chunk's headed unit (its first frame,
  * which holds the source's header, left out) rather than grow the heap while
@@ -141,10 +148,9 @@ unit_new(struct hpm_slab_set *ss)
 		return NULL;
 	}
 	memset(u->frame_cls, HPM_SLAB_NO_CLASS, sizeof(u->frame_cls));
-	s->all_frames = u->headed ? ALL_FRAMES & ~UINT32_C(1) : ALL_FRAMES;
-	s->free_frames = s->all_frames;
-	s->used_frames = u->dirty ? ALL_FRAMES : 0;
 	s->unit = u;
+	s->free_frames = unit_frames(u);
+	s->used_frames = u->dirty ? ALL_FRAMES : 0;
 	u->slab = s;
 	u->state = s->state;
 	u->shift = HPM_SLAB_STEP_SHIFT;
@@ -217,7 +223,7 @@ page_new(struct hpm_slab_set *ss, unsigned int cls)
 		HPM_ASSERT(f >= 0);
 	}
 	mask = frame_mask(f, n);
-	if (s->free_frames == s->all_frames)
+	if (s->free_frames == unit_frames(s->unit))
 		ss->nempty--;
 	s->free_frames &= ~mask;
 	if (s->free_frames == 0)
@@ -257,7 +263,7 @@ page_release(struct hpm_slab_set *ss, struct hpm_slab_page *pg)
 	s->free_frames |= frame_mask(pg->first_frame, pg->frames);
 	pg->nblocks = 0;
 	LIST_ONCE_ADD(&ss->units, s);
-	if (s->free_frames == s->all_frames && ++ss->nempty > 1)
+	if (s->free_frames == unit_frames(s->unit) && ++ss->nempty > 1)
 		unit_release(ss, s);
 }
 
@@ -518,7 +524,7 @@ hpm_slab_release_spares(struct hpm_slab_set *ss)
 	}
 	for (s = LIST_FIRST(&ss->units); s != NULL && ss->nempty > 0; s = next) {
 		next = LIST_NEXT(s, link);
-		if (s->free_frames == s->all_frames)
+		if (s->free_frames == unit_frames(s->unit))
 			unit_release(ss, s);
 	}
 }
@@ -545,7 +551,7 @@ hpm_slab_free_ranges(const struct hpm_slab_set *ss, unsigned int *count, size_t 
 		for (f = 0; f < HPM_SLAB_FRAMES; f++) {
 			const struct hpm_slab_page *pg;
 
-			if (!(s->all_frames & (UINT32_C(1) << f))) {
+			if (!(unit_frames(u) & (UINT32_C(1) << f))) {
 				/* a headed unit's first frame past the header: in no block */
 				run = 0;
 				*bytes += FRAME_BYTES - HPM_UNIT_HEAD_MAX;
@@ -692,23 +698,22 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 
 		units++;
 		units_flagged += s->listed;
-		empty += s->free_frames == s->all_frames;
+		empty += s->free_frames == unit_frames(u);
 		if (s->unit != u || u->state != s->state || s->listed != (s->free_frames != 0)) {
 			HPM_LOG(ERR, "check: slab unit %p: descriptor or listing wrong (listed %d)",
 				u->va, s->listed);
 			bad++;
 		}
-		if (s->all_frames != (u->headed ? ALL_FRAMES & ~UINT32_C(1) : ALL_FRAMES) ||
-			(s->free_frames & ~s->all_frames) != 0) {
-			HPM_LOG(ERR, "check: slab unit %p: frames %#x, free %#x, headed %u", u->va,
-				s->all_frames, s->free_frames, u->headed);
+		if ((s->free_frames & ~unit_frames(u)) != 0) {
+			HPM_LOG(ERR, "check: slab unit %p: free frames %#x, headed %u", u->va,
+				s->free_frames, u->headed);
 			bad++;
 		}
 		for (f = 0; f < HPM_SLAB_FRAMES; f++) {
 			bool is_free = (s->free_frames >> f) & 1;
 			const struct hpm_slab_page *pg = &s->page[s->page_of[f]];
 
-			if (!((s->all_frames >> f) & 1)) {
+			if (!((unit_frames(u) >> f) & 1)) {
 				if (u->frame_cls[f] != HPM_SLAB_NO_CLASS) {
 					HPM_LOG(ERR,
 						"check: slab unit %p: header frame %u in a page",

@@ -68,8 +68,6 @@ struct hpm_slab_page {
 struct hpm_slab {
 	/** Bit f set: frame f is in no page. */
 	uint32_t free_frames;
-	/** The unit's frames: all, less the first on a headed unit (hpm_unit::headed). */
-	uint32_t all_frames;
 	/** Bit f set: frame f was in a page before (its memory may be non-zero). */
 	uint32_t used_frames;
 	struct hpm_unit *unit;
