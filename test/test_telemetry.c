@@ -126,6 +126,25 @@ main(void)
 		CHECK(number(json, by_role, "gran4k_runs") > 0, "free in gran4k_runs: %lld",
 			number(json, by_role, "gran4k_runs"));
 	}
+	/* every chunk came for units of some role: the first for p[0]'s (64 B at 4 KiB) */
+	by_role = strstr(json, "\"grown_for\":{");
+	CHECK(by_role != NULL, "grown_for by role in /hpm/heap_info");
+	if (by_role != NULL) {
+		long long sum = 0, v;
+
+		for (i = 0; i < (int)RTE_DIM(roles); i++) {
+			v = number(json, by_role, roles[i]);
+			CHECK(v >= 0, "grown_for %s: %lld", roles[i], v);
+			sum += v;
+		}
+		CHECK(sum == number(json, NULL, "chunks_reserved") && sum >= 1,
+			"grown_for by role add up to %lld, chunks_reserved %lld", sum,
+			number(json, NULL, "chunks_reserved"));
+		CHECK(number(json, by_role, "gran4k_single") >= 1 &&
+				number(json, by_role, "free") == 0,
+			"grown for gran4k_single %lld, for free units %lld",
+			number(json, by_role, "gran4k_single"), number(json, by_role, "free"));
+	}
 	CHECK(query(fd, "/hpm/heap_info,7", json, sizeof(json)) == 0 &&
 			strstr(json, "null") != NULL,
 		"/hpm/heap_info of an absent socket: %s", json);

@@ -313,7 +313,8 @@ take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigne
 }
 
 struct hpm_unit *
-hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig)
+hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig,
+	enum hpm_unit_role role)
 {
 	struct hpm_chunk *start = cs->hint != NULL ? cs->hint : cs->chunks;
 	struct hpm_chunk *c = start;
@@ -355,6 +356,7 @@ search:
 		align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
 	if (c == NULL)
 		return NULL;
+	cs->grown_for[role]++;
 	pos = find_in_chunk(c, n, align_units, contig);
 	if (pos < 0) {
 		rte_errno = ENOMEM;

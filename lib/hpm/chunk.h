@@ -87,6 +87,11 @@ struct hpm_chunk_set {
 	uint64_t release_due_ms;
 	uint64_t chunks_reserved;
 	uint64_t chunks_released;
+	/**
+	 * Chunks reserved to give hpm_chunk_take() units, by the role the
+	 * caller takes them for: which allocator made the heap grow.
+	 */
+	uint64_t grown_for[HPM_UNIT_NROLES];
 	int socket;
 	/** NUMA node the socket's memory is bound to (itself, unless the topology is fake). */
 	int node;
@@ -127,13 +132,13 @@ hpm_chunk_unit_at(const struct hpm_chunk_set *cs, unsigned int ord)
 
 /**
  * Take n contiguous units, the first one's unit number a multiple of
- * align_units, IOVA-contiguous if contig; the set grows when none are free.
- * A single unit is the free one of lowest ordinal.
- * The units keep role FREE: the caller gives them theirs. NULL when the
- * source has no memory (rte_errno set). Arena lock held.
+ * align_units, IOVA-contiguous if contig; the set grows when none are free
+ * (counted in grown_for[role]). A single unit is the free one of lowest
+ * ordinal. The units keep role FREE: the caller gives them theirs (role).
+ * NULL when the source has no memory (rte_errno set). Arena lock held.
  */
 struct hpm_unit *hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units,
-	bool contig);
+	bool contig, enum hpm_unit_role role);
 
 /**
  * Take the free unit of lowest ordinal, a headed one excepted, without

@@ -172,7 +172,7 @@ page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 	if (u == NULL) {
 		struct hpm_unit *head;
 
-		u = hpm_chunk_take(gs->cs, 1, 1, false);
+		u = hpm_chunk_take(gs->cs, 1, 1, false, gran_classes[cls].role);
 		/* the set grew: its new chunk's headed unit, not one of the others */
 		if (u != NULL && headed_first && (head = hpm_chunk_take_headed(gs->cs)) != NULL) {
 			hpm_chunk_give(gs->cs, u, 1);

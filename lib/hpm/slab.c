@@ -139,7 +139,7 @@ unit_new(struct hpm_slab_set *ss)
 	if (u == NULL)
 		u = hpm_chunk_take_headed(ss->cs);
 	if (u == NULL)
-		u = hpm_chunk_take(ss->cs, 1, 1, false);
+		u = hpm_chunk_take(ss->cs, 1, 1, false, HPM_UNIT_SLAB);
 	if (u == NULL)
 		return NULL;
 	s = hpm_meta_alloc(ss->cs->meta, hpm_src, sizeof(*s));

@@ -20,7 +20,7 @@
 #include "lcore_cache.h"
 #include "init.h"
 
-static const char *const role_names[] = {
+static const char *const role_names[HPM_UNIT_NROLES] = {
 	[HPM_UNIT_FREE] = "free",
 	[HPM_UNIT_SPAN] = "heap_span",
 	[HPM_UNIT_G4K] = "gran4k_runs",
@@ -37,6 +37,8 @@ struct arena_census {
 	size_t units[RTE_DIM(role_names)];
 	/* the same walks as hpm_heap_get_stats()' free_bytes, by role: they add up to it */
 	size_t free_bytes[RTE_DIM(role_names)];
+	/* chunks reserved for units of each role (hpm_chunk_set::grown_for) */
+	size_t grown_for[RTE_DIM(role_names)];
 	uint64_t reserved;
 	uint64_t released;
 };
@@ -67,6 +69,8 @@ census(struct hpm_arena *a, struct arena_census *c)
 	hpm_chunk_free_ranges(&a->cs, &count, &longest, &c->free_bytes[HPM_UNIT_FREE]);
 	hpm_heap_free_ranges(&a->heap, &count, &longest, &c->free_bytes[HPM_UNIT_SPAN]);
 	hpm_slab_free_ranges(&a->slab, &count, &longest, &c->free_bytes[HPM_UNIT_SLAB]);
+	for (i = 0; i < RTE_DIM(role_names); i++)
+		c->grown_for[i] = a->cs.grown_for[i];
 	c->reserved = a->cs.chunks_reserved;
 	c->released = a->cs.chunks_released;
 	hpm_unlock(&a->lock);
@@ -165,7 +169,8 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	hpm_tel_dict_add_u64(d, "chunks_reserved", c.reserved);
 	hpm_tel_dict_add_u64(d, "chunks_released", c.released);
 	if (add_by_role(d, "units", c.units) != 0 ||
-		add_by_role(d, "free_bytes", c.free_bytes) != 0)
+		add_by_role(d, "free_bytes", c.free_bytes) != 0 ||
+		add_by_role(d, "grown_for", c.grown_for) != 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -263,8 +268,8 @@ hpm_malloc_dump_heaps(FILE *f)
 		fprintf(f, "Heap id:%d chunks:%u (reserved %" PRIu64 ", released %" PRIu64 ")\n",
 			socket, c.chunks, c.reserved, c.released);
 		for (r = 0; r < RTE_DIM(role_names); r++)
-			fprintf(f, "\tunits %s:%zu free:%zu\n", role_names[r], c.units[r],
-				c.free_bytes[r]);
+			fprintf(f, "\tunits %s:%zu free:%zu grown_for:%zu\n", role_names[r],
+				c.units[r], c.free_bytes[r], c.grown_for[r]);
 	}
 	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++)
 		if (hpm_cache_stats(lcore, -1, &cs) == 0)

@@ -26,6 +26,7 @@ enum hpm_unit_role {
 	HPM_UNIT_G64K1,    /**< page of 64 KiB granules handed out one by one */
 	HPM_UNIT_LARGE,    /**< part of a block of whole units */
 	HPM_UNIT_SLAB,     /**< size-class pages of 64 KiB frames (slab.h) */
+	HPM_UNIT_NROLES,   /**< how many roles there are */
 };
 
 static inline int
