@@ -59,16 +59,39 @@ number(const char *json, const char *from, const char *key)
 	return at != NULL ? strtoll(at + strlen(pattern), NULL, 10) : -1;
 }
 
+static const char *const roles[] = {"free", "heap_span", "gran4k_runs", "gran64k_runs",
+	"gran4k_single", "gran64k_single", "large", "slab"};
+
+/* The dictionary "key": by role of /hpm/heap_info (*at), and its sum; -1 if absent. */
+static long long
+sum_by_role(const char *json, const char *key, const char **at)
+{
+	char pattern[64];
+	long long sum = 0, v;
+	unsigned int i;
+
+	snprintf(pattern, sizeof(pattern), "\"%s\":{", key);
+	*at = strstr(json, pattern);
+	CHECK(*at != NULL, "%s by role in /hpm/heap_info", key);
+	if (*at == NULL)
+		return -1;
+	for (i = 0; i < RTE_DIM(roles); i++) {
+		v = number(json, *at, roles[i]);
+		CHECK(v >= 0, "%s of %s: %lld", key, roles[i], v);
+		sum += v;
+	}
+	return sum;
+}
+
 int
 main(void)
 {
-	static const char *const roles[] = {"free", "heap_span", "gran4k_runs", "gran64k_runs",
-		"gran4k_single", "gran64k_single", "large", "slab"};
 	struct rte_malloc_socket_stats st;
 	struct hpm_heap_stats hs;
 	struct hpm_cache_stats cs;
 	static char json[64 * 1024];
 	const char *by_role;
+	long long sum;
 	void *p[100];
 	int fd, i;
 
@@ -108,16 +131,8 @@ main(void)
 	CHECK(number(json, NULL, "slab") >= 1 && number(json, NULL, "gran4k_single") >= 1,
 		"units by role");
 	/* free bytes by role: they add up to hpm_heap_get_stats()' free_bytes */
-	by_role = strstr(json, "\"free_bytes\":{");
-	CHECK(by_role != NULL, "free_bytes by role in /hpm/heap_info");
+	sum = sum_by_role(json, "free_bytes", &by_role);
 	if (by_role != NULL) {
-		long long sum = 0, v;
-
-		for (i = 0; i < (int)RTE_DIM(roles); i++) {
-			v = number(json, by_role, roles[i]);
-			CHECK(v >= 0, "free_bytes of %s: %lld", roles[i], v);
-			sum += v;
-		}
 		CHECK(hpm_heap_get_stats(0, &hs) == 0, "heap stats");
 		CHECK(sum == (long long)hs.free_bytes,
 			"free_bytes by role add up to %lld, hpm_heap_get_stats() says %zu", sum,
@@ -127,16 +142,8 @@ main(void)
 			number(json, by_role, "gran4k_runs"));
 	}
 	/* every chunk came for units of some role: the first for p[0]'s (64 B at 4 KiB) */
-	by_role = strstr(json, "\"grown_for\":{");
-	CHECK(by_role != NULL, "grown_for by role in /hpm/heap_info");
+	sum = sum_by_role(json, "grown_for", &by_role);
 	if (by_role != NULL) {
-		long long sum = 0, v;
-
-		for (i = 0; i < (int)RTE_DIM(roles); i++) {
-			v = number(json, by_role, roles[i]);
-			CHECK(v >= 0, "grown_for %s: %lld", roles[i], v);
-			sum += v;
-		}
 		CHECK(sum == number(json, NULL, "chunks_reserved") && sum >= 1,
 			"grown_for by role add up to %lld, chunks_reserved %lld", sum,
 			number(json, NULL, "chunks_reserved"));
