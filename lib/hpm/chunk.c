@@ -366,11 +366,14 @@ search:
 }
 
 struct hpm_unit *
-hpm_chunk_take_free(struct hpm_chunk_set *cs)
+hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role)
 {
 	struct hpm_unit *u = ords_lowest_free(cs);
 
-	return u != NULL ? take_at(cs, u->chunk, u->index, 1) : NULL;
+	if (u != NULL)
+		return take_at(cs, u->chunk, u->index, 1);
+	u = hpm_chunk_take_headed(cs);
+	return u != NULL ? u : hpm_chunk_take(cs, 1, 1, false, role);
 }
 
 struct hpm_unit *

@@ -141,10 +141,12 @@ struct hpm_unit *hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsign
 	bool contig, enum hpm_unit_role role);
 
 /**
- * Take the free unit of lowest ordinal, a headed one excepted, without
- * growing the set or asking the caches; NULL if none. Arena lock held.
+ * Take one unit for a caller that can use a headed one (less its first
+ * granule or frame): the free unit of lowest ordinal, else a free headed
+ * unit rather than grow the set while it sits idle, else hpm_chunk_take()'s.
+ * Arena lock held.
  */
-struct hpm_unit *hpm_chunk_take_free(struct hpm_chunk_set *cs);
+struct hpm_unit *hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role);
 
 /**
  * Take a free headed unit (hpm_unit::headed), the lowest; NULL if none. For

@@ -167,9 +167,9 @@ page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 	struct hpm_unit *u = headed_first ? hpm_chunk_take_headed(gs->cs) : NULL;
 	struct hpm_gran *g;
 
-	if (u == NULL && headed_fits && !headed_first && (u = hpm_chunk_take_free(gs->cs)) == NULL)
-		u = hpm_chunk_take_headed(gs->cs);
-	if (u == NULL) {
+	if (headed_fits && !headed_first)
+		u = hpm_chunk_take_unit(gs->cs, gran_classes[cls].role);
+	else if (u == NULL) {
 		struct hpm_unit *head;
 
 		u = hpm_chunk_take(gs->cs, 1, 1, false, gran_classes[cls].role);

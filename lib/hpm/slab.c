@@ -133,13 +133,9 @@ unit_frames(const struct hpm_unit *u)
 static struct hpm_slab *
 unit_new(struct hpm_slab_set *ss)
 {
-	struct hpm_unit *u = hpm_chunk_take_free(ss->cs);
+	struct hpm_unit *u = hpm_chunk_take_unit(ss->cs, HPM_UNIT_SLAB);
 	struct hpm_slab *s;
 
-	if (u == NULL)
-		u = hpm_chunk_take_headed(ss->cs);
-	if (u == NULL)
-		u = hpm_chunk_take(ss->cs, 1, 1, false, HPM_UNIT_SLAB);
 	if (u == NULL)
 		return NULL;
 	s = hpm_meta_alloc(ss->cs->meta, hpm_src, sizeof(*s));
