@@ -664,11 +664,11 @@ main(int argc, char **argv)
 	}
 	CHECK(hpm_malloc_get_socket_stats(0, &after) == 0, "stats");
 	/* empty chunks beyond the retain threshold went back; each kind of page keeps one
-	 * empty unit (runs and single granules of 4 KiB and 64 KiB, heap spans, size-class
-	 * pages) and the size-class pages an empty page (its unit), each of which may keep
-	 * a chunk of at most chunk_size alive */
+	 * empty unit (granules of 4 KiB and of 64 KiB, heap spans, size-class pages) and
+	 * the size-class pages an empty page (its unit), each of which may keep a chunk of
+	 * at most chunk_size alive */
 	CHECK(hpm_heap_get_stats(0, &hs) == 0 &&
-			hs.chunk_bytes <= cfg.retain_size + 7 * cfg.chunk_size,
+			hs.chunk_bytes <= cfg.retain_size + 5 * cfg.chunk_size,
 		"heap holds %zu B of chunks after the drain (retain %zu)", hs.chunk_bytes,
 		cfg.retain_size);
 	printf("ops: %lu in %.1f s; malloc %lu zmalloc %lu calloc %lu realloc %lu (%lu in place) "

@@ -20,9 +20,12 @@
  *
  * usage: test_soak [--duration SECONDS] [--dump] [--cache-share N] [--cache-min N]
  *        [--cache-max N] [--cache-budget MIB] [--lean] [--chunk-size MIB] [--retain MIB]
+ *        [--hugetlbfs]
  *        (EAL with two lcores: -l 0-1; the --cache-* set hpm_config's, --cache-budget
  *        its cache_budget_min in MiB, --lean HPM_CFG_F_LEAN_CACHE, --chunk-size and
- *        --retain its chunk_size and retain_size in MiB)
+ *        --retain its chunk_size and retain_size in MiB; --hugetlbfs the hugetlbfs
+ *        source instead of EAL's memzones, which grow in 16 MiB steps at least:
+ *        with --chunk-size 2, held memory in 2 MiB steps)
  */
 
 #include <errno.h>
@@ -499,6 +502,7 @@ int
 main(int argc, char **argv)
 {
 	struct hpm_config cfg;
+	enum hpm_source_kind source = HPM_SOURCE_EAL;
 	double seconds = 60;
 	int i, rc;
 
@@ -522,6 +526,8 @@ main(int argc, char **argv)
 			cfg.retain_size = (size_t)(atof(argv[++i]) * MIB);
 		else if (!strcmp(argv[i], "--lean"))
 			cfg.flags |= HPM_CFG_F_LEAN_CACHE;
+		else if (!strcmp(argv[i], "--hugetlbfs"))
+			source = HPM_SOURCE_HUGETLBFS;
 	if (test_eal_init("soak", "-l", "0-1", "--no-pci", NULL) != 0)
 		return TEST_SKIP;
 	worker_lcore = rte_get_next_lcore(-1, 1, 0);
@@ -529,7 +535,7 @@ main(int argc, char **argv)
 		printf("needs two lcores: skipped\n");
 		return test_end("soak") == 0 ? TEST_SKIP : 1;
 	}
-	cfg.source = HPM_SOURCE_EAL;
+	cfg.source = source;
 	eal_mapped = test_hugetlb_mapped();
 	rc = hpm_init(&cfg);
 	CHECK(rc == 0, "hpm_init: %d", rc);

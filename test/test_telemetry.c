@@ -59,8 +59,7 @@ number(const char *json, const char *from, const char *key)
 	return at != NULL ? strtoll(at + strlen(pattern), NULL, 10) : -1;
 }
 
-static const char *const roles[] = {"free", "heap_span", "gran4k_runs", "gran64k_runs",
-	"gran4k_single", "gran64k_single", "large", "slab"};
+static const char *const roles[] = {"free", "heap_span", "gran4k", "gran64k", "large", "slab"};
 
 /* The dictionary "key": by role of /hpm/heap_info (*at), and its sum; -1 if absent. */
 static long long
@@ -128,7 +127,7 @@ main(void)
 	CHECK(number(json, NULL, "heap_allocsz_bytes") == (long long)st.heap_allocsz_bytes,
 		"heap_allocsz_bytes: telemetry %lld, API %zu",
 		number(json, NULL, "heap_allocsz_bytes"), st.heap_allocsz_bytes);
-	CHECK(number(json, NULL, "slab") >= 1 && number(json, NULL, "gran4k_single") >= 1,
+	CHECK(number(json, NULL, "slab") >= 1 && number(json, NULL, "gran4k") >= 1,
 		"units by role");
 	/* free bytes by role: they add up to hpm_heap_get_stats()' free_bytes */
 	sum = sum_by_role(json, "free_bytes", &by_role);
@@ -137,9 +136,9 @@ main(void)
 		CHECK(sum == (long long)hs.free_bytes,
 			"free_bytes by role add up to %lld, hpm_heap_get_stats() says %zu", sum,
 			hs.free_bytes);
-		/* the 4K-aligned blocks freed left granules free in their runs' pages */
-		CHECK(number(json, by_role, "gran4k_runs") > 0, "free in gran4k_runs: %lld",
-			number(json, by_role, "gran4k_runs"));
+		/* the 4K-aligned blocks freed left granules free in their pages */
+		CHECK(number(json, by_role, "gran4k") > 0, "free in gran4k: %lld",
+			number(json, by_role, "gran4k"));
 	}
 	/* every chunk came for units of some role: the first for p[0]'s (64 B at 4 KiB) */
 	sum = sum_by_role(json, "grown_for", &by_role);
@@ -147,10 +146,9 @@ main(void)
 		CHECK(sum == number(json, NULL, "chunks_reserved") && sum >= 1,
 			"grown_for by role add up to %lld, chunks_reserved %lld", sum,
 			number(json, NULL, "chunks_reserved"));
-		CHECK(number(json, by_role, "gran4k_single") >= 1 &&
-				number(json, by_role, "free") == 0,
-			"grown for gran4k_single %lld, for free units %lld",
-			number(json, by_role, "gran4k_single"), number(json, by_role, "free"));
+		CHECK(number(json, by_role, "gran4k") >= 1 && number(json, by_role, "free") == 0,
+			"grown for gran4k %lld, for free units %lld",
+			number(json, by_role, "gran4k"), number(json, by_role, "free"));
 	}
 	CHECK(query(fd, "/hpm/heap_info,7", json, sizeof(json)) == 0 &&
 			strstr(json, "null") != NULL,

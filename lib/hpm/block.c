@@ -50,8 +50,6 @@ hpm_block_bytes(const struct hpm_unit *u, const void *p)
 		return hpm_heap_block_size(u, p);
 	case HPM_UNIT_G4K:
 	case HPM_UNIT_G64K:
-	case HPM_UNIT_G4K1:
-	case HPM_UNIT_G64K1:
 		return hpm_gran_block_size(u, p);
 	case HPM_UNIT_LARGE:
 		return hpm_large_block_size(u, p);
@@ -111,8 +109,6 @@ hpm_block_free_locked(struct hpm_arena *a, struct hpm_unit *u, void *p)
 		break;
 	case HPM_UNIT_G4K:
 	case HPM_UNIT_G64K:
-	case HPM_UNIT_G4K1:
-	case HPM_UNIT_G64K1:
 		rc = hpm_gran_free(&a->gran, u, p, &bytes);
 		break;
 	case HPM_UNIT_LARGE:

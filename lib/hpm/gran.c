@@ -22,8 +22,6 @@ static const struct {
 } gran_classes[HPM_GRAN_NCLASS] = {
 	[HPM_GRAN_4K] = {12, HPM_UNIT_G4K, HPM_UNIT_SIZE >> 12},
 	[HPM_GRAN_64K] = {16, HPM_UNIT_G64K, HPM_UNIT_SIZE >> 16},
-	[HPM_GRAN_4K1] = {12, HPM_UNIT_G4K1, HPM_UNIT_SIZE >> 12},
-	[HPM_GRAN_64K1] = {16, HPM_UNIT_G64K1, HPM_UNIT_SIZE >> 16},
 };
 
 unsigned int
@@ -480,7 +478,6 @@ hpm_gran_take_runs(struct hpm_gran_set *gs, unsigned int len, unsigned int align
 	int pos;
 
 	for (i = 0; i < n; i++) {
-		/* a single granule with no alignment is a single's page's, not a run */
 		struct hpm_gran *g = run_take(gs, HPM_GRAN_4K, len, align, &dirty, &pos);
 
 		if (g == NULL)
@@ -594,8 +591,7 @@ hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, unsi
 	int pos = run_start(u, p, HELD_BY_USER);
 	unsigned int old, end;
 
-	/* a page of single granules holds no longer runs */
-	if (pos < 0 || (g->cls >= HPM_GRAN_4K1 && n != 1))
+	if (pos < 0)
 		return -1;
 	old = run_length(g, pos);
 	end = pos + old;

@@ -22,15 +22,14 @@
 #include "unit.h"
 
 /*
- * Single granules (the per-lcore caches' 4 KiB and 64 KiB classes) have
- * pages of their own: any pointer into such a page is one granule, which a
- * free can tell from the page's role without reading its bitmaps.
+ * Single granules (the per-lcore caches' 4 KiB and 64 KiB classes) share
+ * the pages of runs of their size: a single is a run of one, and fills the
+ * holes that runs leave between them (pages of their own held 8-14 MiB more
+ * in test_soak, tuning.rst).
  */
 enum hpm_gran_class_id {
-	HPM_GRAN_4K = 0, /**< runs of 4 KiB granules */
-	HPM_GRAN_64K,    /**< runs of 64 KiB granules */
-	HPM_GRAN_4K1,    /**< single 4 KiB granules */
-	HPM_GRAN_64K1,   /**< single 64 KiB granules */
+	HPM_GRAN_4K = 0, /**< runs (and single granules) of 4 KiB granules */
+	HPM_GRAN_64K,    /**< runs (and single granules) of 64 KiB granules */
 	HPM_GRAN_NCLASS,
 };
 
@@ -172,7 +171,7 @@ void *hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, 
 	struct hpm_blockinfo *bi);
 
 /**
- * Take up to n single granules of class cls (HPM_GRAN_4K1 or HPM_GRAN_64K1)
+ * Take up to n single granules of class cls (HPM_GRAN_4K or HPM_GRAN_64K)
  * for the cache of lcore into objs, their state bytes
  * (HPM_BLK_CACHED) into states, whole words of a page at a time; the number
  * taken. An lcore takes from a page of its own while it can: the fast path

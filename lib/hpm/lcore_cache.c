@@ -184,9 +184,11 @@ static void flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsign
 
 /*
  * Past the budget, the classes other than cls give back their oldest blocks
- * beyond an equal share: a class in use gets the room of classes gone idle
- * (malloc_perf's bursts of 64 KiB blocks after those of 4 KiB ones, 2 MiB of
- * them still cached). Lock held.
+ * beyond an equal share of half the budget: a class in use gets the room of
+ * classes gone idle, half the budget at least (malloc_perf's bursts of 64
+ * KiB blocks after those of 4 KiB ones, 2 MiB of them still cached; shares
+ * of the whole budget left it a share too, a burst of half the budget
+ * missed). Lock held.
  */
 static void
 budget_trim_locked(struct hpm_arena *a, struct hpm_lcore_cache *c, unsigned int cls, size_t budget)
@@ -197,7 +199,7 @@ budget_trim_locked(struct hpm_arena *a, struct hpm_lcore_cache *c, unsigned int 
 	count_held(c);
 	if (c->held_bytes <= budget)
 		return;
-	equal = budget / (c->classes_held + 1);
+	equal = budget / 2 / RTE_MAX(c->classes_held, 1u);
 	for (i = HPM_CACHE_BUDGET_CLASS0; i < HPM_CACHE_NCLASS; i++) {
 		struct hpm_cache_stack *cc = hpm_cache_stack(c, i);
 		size_t bytes = hpm_cache_class_bytes(i), keep = equal / bytes;
@@ -243,7 +245,7 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, struct hpm_arena *a)
 	limit = RTE_MIN(limit, (size_t)cfg->cache_max);
 	batch = RTE_MAX((uint32_t)limit / 2, 1u);
 	/* heap blocks are cut from the heap's free blocks: small cuts, and few cached,
-	 * or cached blocks pin large free ranges (granules have pages of their own);
+	 * or cached blocks pin large free ranges (a granule pins one granule);
 	 * small size-class blocks pin their pages: the same rule */
 	if (cls < HPM_CACHE_HEAP_NCLASS ||
 		(cls >= HPM_CACHE_SLAB0 && hpm_cache_class_bytes(cls) < HPM_SLAB_SHARED_BYTES)) {
@@ -517,9 +519,9 @@ fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hp
 	unsigned int got = 0, k, i;
 
 	if (cls == HPM_CACHE_C4K) {
-		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_4K1, lcore, ptrs, states, n);
+		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_4K, lcore, ptrs, states, n);
 	} else if (cls == HPM_CACHE_C64K) {
-		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_64K1, lcore, ptrs, states, n);
+		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_64K, lcore, ptrs, states, n);
 	} else if (cls >= HPM_CACHE_RUN0) {
 		got = hpm_gran_take_runs(&a->gran, hpm_cache_run_granules(cls),
 			hpm_cache_run_align(cls) >> 12, ptrs, states, n);

@@ -595,13 +595,11 @@ static const int8_t hpm_cache_role_class[] = {
 	HPM_CACHE_FROM_HEADER, /* SPAN */
 	-1,                    /* G4K */
 	-1,                    /* G64K */
-	HPM_CACHE_C4K,         /* G4K1 */
-	HPM_CACHE_C64K,        /* G64K1 */
 	-1,                    /* LARGE */
 	HPM_CACHE_FROM_FRAME,  /* SLAB */
 };
-static_assert(HPM_UNIT_SPAN == 1 && HPM_UNIT_G4K1 == 4 && HPM_UNIT_G64K1 == 5 &&
-		HPM_UNIT_SLAB == 7 && RTE_DIM(hpm_cache_role_class) == HPM_UNIT_SLAB + 1,
+static_assert(HPM_UNIT_SPAN == 1 && HPM_UNIT_SLAB == 5 &&
+		RTE_DIM(hpm_cache_role_class) == HPM_UNIT_SLAB + 1,
 	"hpm_cache_role_class[] follows enum hpm_unit_role");
 
 /*

@@ -66,14 +66,17 @@ hpm_small_heap(void)
 	return (hpm_state->cfg.flags & HPM_CFG_F_SMALL_HEAP) != 0;
 }
 
-/* Single granules come from pages of their own (see gran.h). */
-static void *
-gran_alloc(struct hpm_arena *a, unsigned int cls, unsigned int n, unsigned int align,
-	struct hpm_blockinfo *bi)
+/*
+ * A single granule carries its cache class in its state byte, as if a cache
+ * had handed it out: it shares its page with runs, whose role names no
+ * class, and a free on an lcore with a cache may keep it.
+ */
+static void
+mark_single(void *p, unsigned int cls)
 {
-	if (n == 1 && align == 1)
-		cls = cls == HPM_GRAN_4K ? HPM_GRAN_4K1 : HPM_GRAN_64K1;
-	return hpm_gran_alloc(&a->gran, cls, n, align, bi);
+	struct hpm_unit *u = hpm_pagemap_lookup(&hpm_state->pagemap, p);
+
+	hpm_blk_state_set(&u->state[((uint8_t *)p - u->va) >> u->shift], hpm_cache_user_state(cls));
 }
 
 /* One block from an arena, by the route table. Lock held. */
@@ -91,11 +94,16 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 		p = hpm_heap_alloc(&a->heap, size, align, bi);
 		break;
 	case HPM_ROUTE_G4K:
-		p = gran_alloc(a, HPM_GRAN_4K, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12,
+		p = hpm_gran_alloc(&a->gran, HPM_GRAN_4K, RTE_ALIGN_CEIL(size, HPM_KIB(4)) >> 12,
 			RTE_MAX(align >> 12, (size_t)1), bi);
+		if (p != NULL && bi->bytes == HPM_KIB(4))
+			mark_single(p, HPM_CACHE_C4K);
 		break;
 	case HPM_ROUTE_G64K:
-		p = gran_alloc(a, HPM_GRAN_64K, size >> 16, RTE_MAX(align >> 16, (size_t)1), bi);
+		p = hpm_gran_alloc(&a->gran, HPM_GRAN_64K, size >> 16,
+			RTE_MAX(align >> 16, (size_t)1), bi);
+		if (p != NULL && bi->bytes == HPM_KIB(64))
+			mark_single(p, HPM_CACHE_C64K);
 		break;
 	case HPM_ROUTE_LARGE:
 		p = hpm_large_alloc(&a->cs, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
@@ -470,11 +478,9 @@ unit_route(const struct hpm_unit *u, size_t *natural_align)
 {
 	switch (u->role) {
 	case HPM_UNIT_G4K:
-	case HPM_UNIT_G4K1:
 		*natural_align = HPM_KIB(4);
 		return HPM_ROUTE_G4K;
 	case HPM_UNIT_G64K:
-	case HPM_UNIT_G64K1:
 		*natural_align = HPM_KIB(64);
 		return HPM_ROUTE_G64K;
 	case HPM_UNIT_LARGE:

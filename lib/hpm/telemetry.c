@@ -23,10 +23,8 @@
 static const char *const role_names[HPM_UNIT_NROLES] = {
 	[HPM_UNIT_FREE] = "free",
 	[HPM_UNIT_SPAN] = "heap_span",
-	[HPM_UNIT_G4K] = "gran4k_runs",
-	[HPM_UNIT_G64K] = "gran64k_runs",
-	[HPM_UNIT_G4K1] = "gran4k_single",
-	[HPM_UNIT_G64K1] = "gran64k_single",
+	[HPM_UNIT_G4K] = "gran4k",
+	[HPM_UNIT_G64K] = "gran64k",
 	[HPM_UNIT_LARGE] = "large",
 	[HPM_UNIT_SLAB] = "slab",
 };

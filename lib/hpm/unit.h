@@ -22,8 +22,6 @@ enum hpm_unit_role {
 	HPM_UNIT_SPAN,     /**< boundary-tag heap span */
 	HPM_UNIT_G4K,      /**< page of 512 x 4 KiB granules, runs of any length */
 	HPM_UNIT_G64K,     /**< page of 32 x 64 KiB granules, runs of any length */
-	HPM_UNIT_G4K1,     /**< page of 4 KiB granules handed out one by one */
-	HPM_UNIT_G64K1,    /**< page of 64 KiB granules handed out one by one */
 	HPM_UNIT_LARGE,    /**< part of a block of whole units */
 	HPM_UNIT_SLAB,     /**< size-class pages of 64 KiB frames (slab.h) */
 	HPM_UNIT_NROLES,   /**< how many roles there are */
@@ -32,7 +30,7 @@ enum hpm_unit_role {
 static inline int
 hpm_unit_is_gran(unsigned int role)
 {
-	return role >= HPM_UNIT_G4K && role <= HPM_UNIT_G64K1;
+	return role == HPM_UNIT_G4K || role == HPM_UNIT_G64K;
 }
 
 /*
