@@ -74,9 +74,9 @@ hpm_small_heap(void)
 static void
 mark_single(void *p, unsigned int cls)
 {
-	struct hpm_unit *u = hpm_pagemap_lookup(&hpm_state->pagemap, p);
-
-	hpm_blk_state_set(&u->state[((uint8_t *)p - u->va) >> u->shift], hpm_cache_user_state(cls));
+	/* a granule's start: its state byte is there */
+	hpm_blk_state_set(hpm_unit_state(hpm_pagemap_lookup(&hpm_state->pagemap, p), p),
+		hpm_cache_user_state(cls));
 }
 
 /* One block from an arena, by the route table. Lock held. */
