@@ -26,6 +26,7 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 
+#include "arena.h"
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
 #include "source.h"
@@ -1202,6 +1203,128 @@ budget_case(const struct hpm_config *cfg, size_t budget_min)
 }
 
 /*
+ * The budget follows activity: a cache that makes few of its socket's
+ * locked refills and flushes keeps an eighth of the budget (more with its
+ * part), the busy one all of it. The main lcore caches 64 KiB blocks (about
+ * 3 MiB) while alone; then the worker churns bursts of 4 KiB granules for
+ * two windows of events and more, while the main lcore frees a burst now and
+ * then: its budget drops, and what it holds under it follows. Then the main
+ * lcore alone is busy: its whole budget back.
+ */
+#define ACTIVE_MAIN_BLOCKS 48
+#define ACTIVE_BURST 256
+
+static uint32_t active_stop;
+
+/* Locked refills and flushes: more blocks than the cache and the transfer store keep. */
+static void
+active_churn(unsigned int rounds)
+{
+	static void *objs[RTE_MAX_LCORE][ACTIVE_BURST];
+	void **o = objs[rte_lcore_id()];
+	unsigned int r, i;
+
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < ACTIVE_BURST; i++)
+			o[i] = hpm_malloc("active", 4096, 4096);
+		for (i = 0; i < ACTIVE_BURST; i++) {
+			CHECK(o[i] != NULL, "active: 4 KiB burst");
+			hpm_free(o[i]);
+		}
+	}
+}
+
+static int
+active_worker(void *arg)
+{
+	RTE_SET_USED(arg);
+	while (!__atomic_load_n(&active_stop, __ATOMIC_ACQUIRE))
+		active_churn(1);
+	return 0;
+}
+
+/*
+ * The locked events of c's socket so far, and c's budget; under the heap's
+ * lock, which the counts are kept under (a ThreadSanitizer build runs this).
+ */
+static uint64_t
+active_events(const struct hpm_lcore_cache *c, size_t *budget)
+{
+	const struct hpm_cache_xfer *x = hpm_state->xfer[c->socket];
+	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+	uint64_t events;
+
+	if (!hpm_arena_lock(a))
+		return 0;
+	events = x == NULL ? 0 : x->act_window * 4096 + x->act_now;
+	if (budget != NULL)
+		*budget = hpm_cache_budget(c);
+	hpm_arena_unlock(a);
+	return events;
+}
+
+static void
+cache_activity(void)
+{
+	void *blocks[ACTIVE_MAIN_BLOCKS];
+	struct hpm_lcore_cache *c, *w;
+	size_t full, idle, held, busy = 0, again;
+	uint64_t start;
+	unsigned int i;
+
+	hpm_cache_flush();
+	active_churn(4); /* the main lcore's cache exists, and the worker's after */
+	c = hpm_cache_get();
+	CHECK(c != NULL, "activity: the main lcore has a cache");
+	if (c == NULL)
+		return;
+	active_events(c, &full);
+	for (i = 0; i < ACTIVE_MAIN_BLOCKS; i++)
+		blocks[i] = hpm_malloc("active", 65536, 65536);
+	for (i = 0; i < ACTIVE_MAIN_BLOCKS; i++)
+		hpm_free(blocks[i]);
+	held = budget_held();
+	printf("activity: budget %zu, %zu bytes cached while alone\n", full, held);
+	CHECK(held >= ACTIVE_MAIN_BLOCKS / 2 * (size_t)65536,
+		"activity: %zu bytes cached of %u x 64 KiB freed", held, ACTIVE_MAIN_BLOCKS);
+	__atomic_store_n(&active_stop, 0, __ATOMIC_RELEASE);
+	rte_eal_remote_launch(active_worker, NULL, worker_lcore);
+	start = active_events(c, NULL);
+	/* two windows and more of the worker's events, and a burst of ours now and then */
+	while (active_events(c, NULL) - start < 3 * 4096) {
+		rte_delay_us_sleep(2000);
+		active_churn(1);
+	}
+	for (i = 0; i < 32; i++)
+		active_churn(1);
+	active_events(c, &idle);
+	held = budget_held();
+	w = __atomic_load_n(&hpm_state->caches[worker_lcore], __ATOMIC_ACQUIRE);
+	if (w != NULL)
+		active_events(w, &busy);
+	printf("activity: main lcore's budget %zu while the worker churns (worker's %zu), %zu "
+	       "bytes cached\n",
+		idle, busy, held);
+	CHECK(busy == full, "activity: the busy worker's budget is %zu, not the whole %zu", busy,
+		full);
+	CHECK(idle <= full / 4,
+		"activity: the main lcore's budget is %zu of %zu, little as it does", idle, full);
+	CHECK(held <= 2 * idle, "activity: the main lcore caches %zu bytes on a budget of %zu",
+		held, idle);
+	__atomic_store_n(&active_stop, 1, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(worker_lcore);
+	/* the main lcore alone, two windows: its budget whole again */
+	start = active_events(c, NULL);
+	while (active_events(c, &again) - start < 2 * 4096 + 64)
+		active_churn(1);
+	CHECK(again == full, "activity: alone again, the main lcore's budget is %zu of %zu", again,
+		full);
+	hpm_cache_flush();
+	hpm_cache_flush_lcore(worker_lcore);
+	CHECK(hpm_heap_check() == 0, "heap check after the activity case");
+}
+
+/*
  * The hit paths read the thread's binding through hpm_hit_binding() (on
  * x86-64, %fs at the offset hitline.c keeps): after a pair, it must be the
  * binding the cache layer wrote, bound to this generation, in every kind of
@@ -1313,6 +1436,7 @@ main(int argc, char **argv)
 	run_alignments();
 	budget_case(&cfg, cfg.cache_budget_min);
 	budget_case(&cfg, 2u << 20);
+	cache_activity();
 	lean_cache(&cfg);
 	hpm_fini();
 	return test_end("cache");

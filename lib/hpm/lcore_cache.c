@@ -174,10 +174,74 @@ cache_budget(size_t part)
 	return RTE_MAX(part, hpm_state->cfg.cache_budget_min);
 }
 
+/*
+ * Activity. A cache that makes few of its socket's locked refills and
+ * flushes (an application's main lcore beside its workers, a control
+ * thread) keeps what it cached for few operations: test_soak's main lcore
+ * and pthread each held 4.5-6 MiB for 1% of the operations. Its budget is
+ * scaled down to its part of the socket's events of the last window or two
+ * (ACT_WINDOW events each) times the number of caches, an eighth of the
+ * budget at least, so that caches busy alike keep the whole budget.
+ * Counted under the heap's lock, where the limits are set: refills and
+ * flushes through the transfer store, lock-free, set no limit and count
+ * for neither side.
+ */
+#define ACT_WINDOW 4096u
+#define ACT_EIGHTHS_MIN 1u
+
+/* One locked refill or flush of cache c. Arena lock held. */
+static void
+act_count(struct hpm_lcore_cache *c)
+{
+	struct hpm_cache_xfer *x = hpm_state->xfer[c->socket];
+
+	if (x == NULL)
+		return;
+	if (c->act_window != x->act_window) {
+		c->act_before = c->act_window + 1 == x->act_window ? c->act_now : 0;
+		c->act_now = 0;
+		c->act_window = x->act_window;
+	}
+	c->act_now++;
+	if (++x->act_now >= ACT_WINDOW) {
+		x->act_before = x->act_now;
+		x->act_now = 0;
+		x->act_window++;
+	}
+}
+
+/* Eighths of the budget cache c keeps for its activity (8: all of it). */
+static size_t
+act_eighths(const struct hpm_lcore_cache *c)
+{
+	const struct hpm_cache_xfer *x = hpm_state->xfer[c->socket];
+	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
+	uint64_t mine, eighths;
+
+	/* the first window: too few events to tell */
+	if (x == NULL || x->act_before == 0 || ncaches == 1)
+		return 8;
+	if (c->act_window == x->act_window)
+		mine = (uint64_t)c->act_now + c->act_before;
+	else
+		mine = c->act_window + 1 == x->act_window ? c->act_now : 0;
+	eighths = mine * ncaches * 8 / ((uint64_t)x->act_now + x->act_before);
+	if (eighths > 8)
+		return 8;
+	return eighths < ACT_EIGHTHS_MIN ? ACT_EIGHTHS_MIN : (size_t)eighths;
+}
+
+/* Cache c's budget: its part of the heap, the floor, scaled by its activity. */
+static size_t
+cache_budget_of(const struct hpm_lcore_cache *c, const struct hpm_arena *a)
+{
+	return cache_budget(cache_part(a)) / 8 * act_eighths(c);
+}
+
 size_t
 hpm_cache_budget(const struct hpm_lcore_cache *c)
 {
-	return cache_budget(cache_part(&hpm_state->arenas[c->socket]));
+	return cache_budget_of(c, &hpm_state->arenas[c->socket]);
 }
 
 static void flush_locked(struct hpm_arena *a, struct hpm_cache_stack *cc, unsigned int n);
@@ -276,7 +340,7 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, struct hpm_arena *a)
 	}
 	if (cls >= HPM_CACHE_BUDGET_CLASS0) {
 		size_t most =
-			budget_share(a, c, cls, cache_budget(part)) / hpm_cache_class_bytes(cls);
+			budget_share(a, c, cls, cache_budget_of(c, a)) / hpm_cache_class_bytes(cls);
 		uint32_t half;
 
 		if (most < 1)
@@ -630,6 +694,7 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	}
 	if (!hpm_arena_lock(a))
 		return cc->len;
+	act_count(c);
 	update_limit(c, cls, a);
 	if (want < cc->batch)
 		want = cc->batch;
@@ -788,6 +853,7 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 		if (hpm_cache_drain_asked(cc)) {
 			flush_all_locked(a, c);
 		} else {
+			act_count(c);
 			update_limit(c, cls, a);
 			/* 0 when a drain was asked meanwhile: then all of the class goes */
 			limit = hpm_cache_limit(cc);
@@ -803,7 +869,7 @@ hpm_cache_flush_push(struct hpm_lcore_cache *c, unsigned int cls, void *p, uint8
 			 * cache against 2.7).
 			 */
 			if (cls >= HPM_CACHE_BUDGET_CLASS0 &&
-				c->held_bytes > cache_budget(cache_part(a))) {
+				c->held_bytes > cache_budget_of(c, a)) {
 				struct hpm_cache_obj o = {.p = p, .state = state};
 				size_t gone = (size_t)cc->len * hpm_cache_class_bytes(cls);
 

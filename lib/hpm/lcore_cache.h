@@ -227,6 +227,13 @@ struct hpm_lcore_cache {
 	uint32_t classes_held;
 	uint32_t budget_updates;
 	size_t held_bytes;
+	/**
+	 * This cache's locked refills and flushes in its socket's window
+	 * act_window and in the one before (hpm_cache_xfer). Arena lock held.
+	 */
+	uint64_t act_window;
+	uint32_t act_now;
+	uint32_t act_before;
 	struct hpm_cache_stack_full cls[HPM_CACHE_RUN0];
 	struct hpm_cache_stack_run run[HPM_CACHE_NCLASS - HPM_CACHE_RUN0];
 };
@@ -259,6 +266,14 @@ struct hpm_xfer_class {
 
 struct hpm_cache_xfer {
 	struct hpm_xfer_class cls[HPM_CACHE_NCLASS];
+	/**
+	 * The socket's window of the caches' locked refills and flushes
+	 * (lcore_cache.c's activity): the window's number, the events in it and
+	 * in the one before. Arena lock held.
+	 */
+	uint64_t act_window;
+	uint32_t act_now;
+	uint32_t act_before;
 };
 
 /*
