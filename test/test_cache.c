@@ -1240,6 +1240,7 @@ active_worker(void *arg)
 	RTE_SET_USED(arg);
 	while (!__atomic_load_n(&active_stop, __ATOMIC_ACQUIRE))
 		active_churn(1);
+	hpm_cache_flush();
 	return 0;
 }
 
@@ -1320,7 +1321,6 @@ cache_activity(void)
 	CHECK(again == full, "activity: alone again, the main lcore's budget is %zu of %zu", again,
 		full);
 	hpm_cache_flush();
-	hpm_cache_flush_lcore(worker_lcore);
 	CHECK(hpm_heap_check() == 0, "heap check after the activity case");
 }
 
