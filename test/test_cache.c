@@ -1264,6 +1264,20 @@ active_events(const struct hpm_lcore_cache *c, size_t *budget)
 	return events;
 }
 
+/* Cache c owns a page of 64 KiB granules (it takes singles from it alone). */
+static bool
+owns_64k(const struct hpm_lcore_cache *c)
+{
+	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+	bool owns;
+
+	if (!hpm_arena_lock(a))
+		return false;
+	owns = a->gran.cls[HPM_GRAN_64K].own[c->lcore] != NULL;
+	hpm_arena_unlock(a);
+	return owns;
+}
+
 static void
 cache_activity(void)
 {
@@ -1286,6 +1300,8 @@ cache_activity(void)
 		hpm_free(blocks[i]);
 	held = budget_held();
 	printf("activity: budget %zu, %zu bytes cached while alone\n", full, held);
+	CHECK(owns_64k(c),
+		"activity: the main lcore took its 64 KiB granules from no page of its own");
 	CHECK(held >= ACTIVE_MAIN_BLOCKS / 2 * (size_t)65536,
 		"activity: %zu bytes cached of %u x 64 KiB freed", held, ACTIVE_MAIN_BLOCKS);
 	__atomic_store_n(&active_stop, 0, __ATOMIC_RELEASE);
@@ -1312,6 +1328,10 @@ cache_activity(void)
 		"activity: the main lcore's budget is %zu of %zu, little as it does", idle, full);
 	CHECK(held <= 2 * idle, "activity: the main lcore caches %zu bytes on a budget of %zu",
 		held, idle);
+	/* its page of 64 KiB granules is anyone's again: it took none since */
+	CHECK(!owns_64k(c),
+		"activity: the main lcore, less busy than its share, still owns a "
+		"page of 64 KiB granules");
 	__atomic_store_n(&active_stop, 1, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(worker_lcore);
 	/* the main lcore alone, two windows: its budget whole again */
