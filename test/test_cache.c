@@ -1307,13 +1307,19 @@ cache_activity(void)
 	__atomic_store_n(&active_stop, 0, __ATOMIC_RELEASE);
 	rte_eal_remote_launch(active_worker, NULL, worker_lcore);
 	start = active_events(c, NULL);
-	/* two windows and more of the worker's events, and a burst of ours now and then */
-	while (active_events(c, NULL) - start < 3 * 4096) {
-		rte_delay_us_sleep(2000);
+	/*
+	 * Two windows and more of the worker's events, and a burst of ours now
+	 * and then: a pause of 20 times the burst's time, so that the part is
+	 * about the same in a sanitizer's slow build; 32 bursts at least, for
+	 * the trims (every 16th limit update) to run.
+	 */
+	for (i = 0; active_events(c, NULL) - start < 3 * 4096 || i < 32; i++) {
+		uint64_t t0 = rte_get_timer_cycles(), us;
+
 		active_churn(1);
+		us = (rte_get_timer_cycles() - t0) * 1000000 / rte_get_timer_hz();
+		rte_delay_us_sleep((unsigned int)RTE_MAX(20 * us, (uint64_t)2000));
 	}
-	for (i = 0; i < 32; i++)
-		active_churn(1);
 	active_events(c, &idle);
 	held = budget_held();
 	w = __atomic_load_n(&hpm_state->caches[worker_lcore], __ATOMIC_ACQUIRE);

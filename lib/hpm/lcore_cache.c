@@ -180,14 +180,17 @@ cache_budget(size_t part)
  * thread) keeps what it cached for few operations: test_soak's main lcore
  * and pthread each held 4.5-6 MiB for 1% of the operations. Its budget is
  * scaled down to its part of the socket's events of the last window or two
- * (ACT_WINDOW events each) times the number of caches, an eighth of the
- * budget at least, so that caches busy alike keep the whole budget.
+ * (ACT_WINDOW events each) times the number of caches, rounded up to an
+ * eighth of the budget, an eighth at least, so that caches busy alike keep
+ * the whole budget (two lcores at 49% and 51% each keep 8 eighths). One
+ * at half its share or less (ACT_DISOWN_EIGHTHS) gives its pages back too.
  * Counted under the heap's lock, where the limits are set: refills and
  * flushes through the transfer store, lock-free, set no limit and count
  * for neither side.
  */
 #define ACT_WINDOW 4096u
 #define ACT_EIGHTHS_MIN 1u
+#define ACT_DISOWN_EIGHTHS 4u
 
 /* One locked refill or flush of cache c. Arena lock held. */
 static void
@@ -216,7 +219,7 @@ act_eighths(const struct hpm_lcore_cache *c)
 {
 	const struct hpm_cache_xfer *x = hpm_state->xfer[c->socket];
 	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
-	uint64_t mine, eighths;
+	uint64_t mine, eighths, total;
 
 	/* the first window: too few events to tell */
 	if (x == NULL || x->act_before == 0 || ncaches == 1)
@@ -225,7 +228,8 @@ act_eighths(const struct hpm_lcore_cache *c)
 		mine = (uint64_t)c->act_now + c->act_before;
 	else
 		mine = c->act_window + 1 == x->act_window ? c->act_now : 0;
-	eighths = mine * ncaches * 8 / ((uint64_t)x->act_now + x->act_before);
+	total = (uint64_t)x->act_now + x->act_before;
+	eighths = (mine * ncaches * 8 + total - 1) / total;
 	if (eighths > 8)
 		return 8;
 	return eighths < ACT_EIGHTHS_MIN ? ACT_EIGHTHS_MIN : (size_t)eighths;
@@ -289,13 +293,13 @@ budget_share(struct hpm_arena *a, struct hpm_lcore_cache *c, unsigned int cls, s
 	if ((c->budget_updates++ & 15) == 0) {
 		budget_trim_locked(a, c, cls, budget);
 		/*
-		 * A cache less busy than its share: its pages go back to the
+		 * A cache at half its share or less: its pages go back to the
 		 * lists, their free blocks to whoever takes from them (test_soak,
 		 * 2 alternated pairs: held 206, 208 MiB -> 202, 204; free in
 		 * 64 KiB granule pages 9.5 -> 4.7-5.2 MiB, in slab pages 9.8-11.4
 		 * -> 6.4-7.7)
 		 */
-		if (act_eighths(c) < 8) {
+		if (act_eighths(c) <= ACT_DISOWN_EIGHTHS) {
 			hpm_gran_disown(&a->gran, c->lcore);
 			hpm_slab_disown(&a->slab, c->lcore);
 		}
