@@ -1255,6 +1255,8 @@ active_events(const struct hpm_lcore_cache *c, size_t *budget)
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
 	uint64_t events;
 
+	if (budget != NULL)
+		*budget = 0;
 	if (!hpm_arena_lock(a))
 		return 0;
 	events = x == NULL ? 0 : x->act_window * 4096 + x->act_now;
@@ -1283,7 +1285,7 @@ cache_activity(void)
 {
 	void *blocks[ACTIVE_MAIN_BLOCKS];
 	struct hpm_lcore_cache *c, *w;
-	size_t full, idle, held, busy = 0, again;
+	size_t full = 0, idle = 0, held, busy = 0, again = 0;
 	uint64_t start;
 	unsigned int i;
 
