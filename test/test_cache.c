@@ -1259,7 +1259,7 @@ active_events(const struct hpm_lcore_cache *c, size_t *budget)
 		*budget = 0;
 	if (!hpm_arena_lock(a))
 		return 0;
-	events = x == NULL ? 0 : x->act_window * 4096 + x->act_now;
+	events = x == NULL ? 0 : x->act_window * HPM_CACHE_ACT_WINDOW + x->act_now;
 	if (budget != NULL)
 		*budget = hpm_cache_budget(c);
 	hpm_arena_unlock(a);
@@ -1315,7 +1315,7 @@ cache_activity(void)
 	 * about the same in a sanitizer's slow build; 32 bursts at least, for
 	 * the trims (every 16th limit update) to run.
 	 */
-	for (i = 0; active_events(c, NULL) - start < 3 * 4096 || i < 32; i++) {
+	for (i = 0; active_events(c, NULL) - start < 3 * HPM_CACHE_ACT_WINDOW || i < 32; i++) {
 		uint64_t t0 = rte_get_timer_cycles(), us;
 
 		active_churn(1);
@@ -1344,7 +1344,7 @@ cache_activity(void)
 	rte_eal_wait_lcore(worker_lcore);
 	/* the main lcore alone, two windows: its budget whole again */
 	start = active_events(c, NULL);
-	while (active_events(c, &again) - start < 2 * 4096 + 64)
+	while (active_events(c, &again) - start < 2 * HPM_CACHE_ACT_WINDOW + 64)
 		active_churn(1);
 	CHECK(again == full, "activity: alone again, the main lcore's budget is %zu of %zu", again,
 		full);

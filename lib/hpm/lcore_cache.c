@@ -180,33 +180,45 @@ cache_budget(size_t part)
  * thread) keeps what it cached for few operations: test_soak's main lcore
  * and pthread each held 4.5-6 MiB for 1% of the operations. Its budget is
  * scaled down to its part of the socket's events of the last window or two
- * (ACT_WINDOW events each) times the number of caches, rounded up to an
- * eighth of the budget, an eighth at least, so that caches busy alike keep
- * the whole budget (two lcores at 49% and 51% each keep 8 eighths). One
+ * (HPM_CACHE_ACT_WINDOW events each) times the number of caches, rounded
+ * up to an eighth of the budget, an eighth at least, so that caches busy
+ * alike keep the whole budget (two lcores at 49% and 51% keep 8 eighths). One
  * at half its share or less (ACT_DISOWN_EIGHTHS) gives its pages back too.
  * Counted under the heap's lock, where the limits are set: refills and
  * flushes through the transfer store, lock-free, set no limit and count
  * for neither side.
  */
-#define ACT_WINDOW 4096u
 #define ACT_EIGHTHS_MIN 1u
 #define ACT_DISOWN_EIGHTHS 4u
+
+/* Cache c's events in x's window and in the one before, as of x's window. */
+static void
+act_seen(const struct hpm_lcore_cache *c, const struct hpm_cache_xfer *x, uint32_t *now,
+	uint32_t *before)
+{
+	if (c->act_window == x->act_window) {
+		*now = c->act_now;
+		*before = c->act_before;
+	} else {
+		*now = 0;
+		*before = c->act_window + 1 == x->act_window ? c->act_now : 0;
+	}
+}
 
 /* One locked refill or flush of cache c. Arena lock held. */
 static void
 act_count(struct hpm_lcore_cache *c)
 {
 	struct hpm_cache_xfer *x = hpm_state->xfer[c->socket];
+	uint32_t now, before;
 
 	if (x == NULL)
 		return;
-	if (c->act_window != x->act_window) {
-		c->act_before = c->act_window + 1 == x->act_window ? c->act_now : 0;
-		c->act_now = 0;
-		c->act_window = x->act_window;
-	}
-	c->act_now++;
-	if (++x->act_now >= ACT_WINDOW) {
+	act_seen(c, x, &now, &before);
+	c->act_window = x->act_window;
+	c->act_now = now + 1;
+	c->act_before = before;
+	if (++x->act_now >= HPM_CACHE_ACT_WINDOW) {
 		x->act_before = x->act_now;
 		x->act_now = 0;
 		x->act_window++;
@@ -219,17 +231,15 @@ act_eighths(const struct hpm_lcore_cache *c)
 {
 	const struct hpm_cache_xfer *x = hpm_state->xfer[c->socket];
 	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
-	uint64_t mine, eighths, total;
+	uint64_t eighths, total;
+	uint32_t now, before;
 
 	/* the first window: too few events to tell */
 	if (x == NULL || x->act_before == 0 || ncaches == 1)
 		return 8;
-	if (c->act_window == x->act_window)
-		mine = (uint64_t)c->act_now + c->act_before;
-	else
-		mine = c->act_window + 1 == x->act_window ? c->act_now : 0;
+	act_seen(c, x, &now, &before);
 	total = (uint64_t)x->act_now + x->act_before;
-	eighths = (mine * ncaches * 8 + total - 1) / total;
+	eighths = (((uint64_t)now + before) * ncaches * 8 + total - 1) / total;
 	if (eighths > 8)
 		return 8;
 	return eighths < ACT_EIGHTHS_MIN ? ACT_EIGHTHS_MIN : (size_t)eighths;

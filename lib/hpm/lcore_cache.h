@@ -264,6 +264,9 @@ struct hpm_xfer_class {
 	struct hpm_cache_obj objs[HPM_XFER_CAP];
 } __rte_cache_aligned;
 
+/** Locked refills and flushes of a socket's caches in a window of their activity. */
+#define HPM_CACHE_ACT_WINDOW 4096u
+
 struct hpm_cache_xfer {
 	struct hpm_xfer_class cls[HPM_CACHE_NCLASS];
 	/**
