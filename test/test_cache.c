@@ -1212,6 +1212,14 @@ budget_case(const struct hpm_config *cfg, size_t budget_min)
  * lcore alone is busy: its whole budget back.
  */
 #define ACTIVE_MAIN_BLOCKS 48
+/* runs of 9 to 64 granules, 20 lengths, at 5 alignments, twice */
+#define ACTIVE_SPREAD 200u
+
+static size_t
+active_spread_size(unsigned int i)
+{
+	return (size_t)(9 + (i % 20) * 55 / 19) << 12;
+}
 #define ACTIVE_BURST 256
 
 static uint32_t active_stop;
@@ -1283,7 +1291,7 @@ owns_64k(const struct hpm_lcore_cache *c)
 static void
 cache_activity(void)
 {
-	void *blocks[ACTIVE_MAIN_BLOCKS];
+	void *blocks[ACTIVE_MAIN_BLOCKS], *spread[ACTIVE_SPREAD];
 	struct hpm_lcore_cache *c, *w;
 	size_t full = 0, idle = 0, held, busy = 0, again = 0;
 	uint64_t start;
@@ -1291,6 +1299,10 @@ cache_activity(void)
 
 	hpm_cache_flush();
 	active_churn(4); /* the main lcore's cache exists, and the worker's after */
+	/* runs of every cached length and alignment, freed later while the main lcore is quiet */
+	for (i = 0; i < ACTIVE_SPREAD; i++)
+		spread[i] = hpm_malloc("spread", active_spread_size(i), 4096u << (i / 20 % 5));
+	hpm_cache_flush();
 	c = hpm_cache_get();
 	CHECK(c != NULL, "activity: the main lcore has a cache");
 	if (c == NULL)
@@ -1335,6 +1347,23 @@ cache_activity(void)
 	CHECK(idle <= full / 4,
 		"activity: the main lcore's budget is %zu of %zu, little as it does", idle, full);
 	CHECK(held <= 2 * idle, "activity: the main lcore caches %zu bytes on a budget of %zu",
+		held, idle);
+	/*
+	 * Blocks come in from elsewhere (a ring, in an application) and the
+	 * quiet main lcore frees them: its cache stays within its budget, a
+	 * block of each class at least (a limit of 0 asks for a drain), not
+	 * fills a block or more of every class.
+	 */
+	for (i = 0; i < ACTIVE_SPREAD; i++)
+		hpm_free(spread[i]);
+	held = budget_held();
+	active_events(c, &idle);
+	printf("activity: %zu bytes cached after %u runs of 36 KiB - 256 KiB freed on a budget of "
+	       "%zu\n",
+		held, ACTIVE_SPREAD, idle);
+	CHECK(held <= idle + (256u << 10),
+		"activity: the quiet main lcore caches %zu bytes of the runs it freed, on a budget "
+		"of %zu",
 		held, idle);
 	/* its page of 64 KiB granules is anyone's again: it took none since */
 	CHECK(!owns_64k(c),
