@@ -93,20 +93,39 @@ unit_iova_contig(const struct hpm_source_ops *src)
 	}
 }
 
-/* Sockets of the heap: the source's, or a fake topology over the machine's nodes. */
-static void
-state_sockets(struct hpm_state *st, const struct hpm_source_ops *src)
+/*
+ * Sockets of the heap: the source's, or a fake topology over the machine's
+ * nodes; the socket ids in ids, the node of each in nodes. Their number.
+ */
+static unsigned int
+heap_sockets(const struct hpm_config *cfg, const struct hpm_source_ops *src,
+	int ids[RTE_MAX_NUMA_NODES], int nodes[RTE_MAX_NUMA_NODES])
 {
-	int ids[RTE_MAX_NUMA_NODES];
-	unsigned int i, n, fake = st->cfg.fake_sockets;
+	int machine[RTE_MAX_NUMA_NODES];
+	unsigned int i, k = 0, n, fake = cfg->fake_sockets;
 
-	n = src->sockets(ids, RTE_MAX_NUMA_NODES);
+	n = src->sockets(machine, RTE_MAX_NUMA_NODES);
 	for (i = 0; i < (fake != 0 ? fake : n); i++) {
-		int id = fake != 0 ? (int)i : ids[i];
+		int id = fake != 0 ? (int)i : machine[i];
 
 		if (id < 0 || id >= RTE_MAX_NUMA_NODES)
 			continue;
-		st->node_of_socket[id] = fake != 0 ? ids[i % n] : id;
+		ids[k] = id;
+		nodes[k++] = fake != 0 ? machine[i % n] : id;
+	}
+	return k;
+}
+
+/* Arenas for the sockets heap_sockets() found. */
+static void
+state_sockets(struct hpm_state *st, const int *ids, const int *nodes, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int id = ids[i];
+
+		st->node_of_socket[id] = nodes[i];
 		hpm_arena_init(&st->arenas[id], id, st->node_of_socket[id],
 			HPM_EXPENSIVE_CHECKS || (st->cfg.flags & HPM_CFG_F_VALIDATE), &st->meta,
 			&st->pagemap, &st->cfg, st->unit_iova_contig);
@@ -117,15 +136,21 @@ state_sockets(struct hpm_state *st, const struct hpm_source_ops *src)
 static int
 state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 {
+	int ids[RTE_MAX_NUMA_NODES], nodes[RTE_MAX_NUMA_NODES];
+	unsigned int i, nsockets = heap_sockets(cfg, src, ids, nodes), narenas = 0;
 	struct hpm_state *st;
-	unsigned int i;
+	size_t size;
 	void *p;
 	int rc;
 
-	rc = hpm_meta_bootstrap(src, sizeof(*st), HPM_STATE_ZONE, &p);
+	for (i = 0; i < nsockets; i++)
+		narenas = RTE_MAX(narenas, (unsigned int)ids[i] + 1);
+	size = sizeof(*st) + narenas * sizeof(st->arenas[0]);
+	rc = hpm_meta_bootstrap(src, size, HPM_STATE_ZONE, &p);
 	if (rc != 0)
 		return rc;
 	st = p;
+	st->narenas = narenas;
 	st->cfg = *cfg;
 	/* debug mode checks every operation, and every operation takes the lock */
 	if (cfg->flags & HPM_CFG_F_DEBUG)
@@ -140,8 +165,8 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	/* a new key for the heap's header tags: no header of an older heap is valid */
 	hpm_heap_rekey();
 	hpm_meta_init(&st->meta, (struct hpm_meta_region *)((uint8_t *)st - HPM_META_HDR_SIZE),
-		sizeof(*st));
-	state_sockets(st, src);
+		size);
+	state_sockets(st, ids, nodes, nsockets);
 	hpm_cache_init_shared(st, src);
 	if (st->cfg.flags & HPM_CFG_F_DEBUG) {
 		rc = debug_ops != NULL ? debug_ops->init(st, src) : -ENOTSUP;

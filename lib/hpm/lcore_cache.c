@@ -458,7 +458,7 @@ cache_socket(unsigned int slot)
 		s = (unsigned int)hpm_state_socket_of_cpu(rte_lcore_to_cpu_id(slot));
 	else
 		s = rte_lcore_to_socket_id(slot);
-	if (s < RTE_MAX_NUMA_NODES && hpm_state->arenas[s].present)
+	if (hpm_state_has_socket(hpm_state, (int)s))
 		return s;
 	return hpm_state->socket_ids[0];
 }

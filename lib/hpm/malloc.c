@@ -44,7 +44,7 @@ caller_socket(const struct hpm_state *st)
 	static RTE_DEFINE_PER_LCORE(int, cpu_node) = -2;
 	unsigned int s = rte_socket_id();
 
-	if (st->cfg.fake_sockets == 0 && s < RTE_MAX_NUMA_NODES && st->arenas[s].present)
+	if (st->cfg.fake_sockets == 0 && hpm_state_has_socket(st, (int)s))
 		return s;
 	/* not an EAL thread, or a fake topology: the socket of the CPU it runs on, once */
 	if (RTE_PER_LCORE(cpu_node) == -2) {
@@ -54,7 +54,7 @@ caller_socket(const struct hpm_state *st)
 			lcore < RTE_MAX_LCORE ? (int)rte_lcore_to_cpu_id(lcore) : sched_getcpu());
 	}
 	s = RTE_PER_LCORE(cpu_node);
-	if (s < RTE_MAX_NUMA_NODES && st->arenas[s].present)
+	if (hpm_state_has_socket(st, (int)s))
 		return s;
 	return st->socket_ids[0];
 }
@@ -170,7 +170,7 @@ alloc_on_socket(size_t size, size_t align, int socket, bool contig, struct hpm_b
 	if (st->no_huge)
 		socket = SOCKET_ID_ANY;
 	if (socket != SOCKET_ID_ANY) {
-		if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !st->arenas[socket].present) {
+		if (!hpm_state_has_socket(st, socket)) {
 			rte_errno = EINVAL;
 			return NULL;
 		}
@@ -635,7 +635,7 @@ bulk_slow(void **objs, unsigned int n, size_t size, unsigned int align, int sock
 	if (st->no_huge)
 		socket = SOCKET_ID_ANY;
 	if (socket != SOCKET_ID_ANY) {
-		if (socket < 0 || socket >= RTE_MAX_NUMA_NODES || !st->arenas[socket].present) {
+		if (!hpm_state_has_socket(st, socket)) {
 			rte_errno = EINVAL;
 			return -EINVAL;
 		}

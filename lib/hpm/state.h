@@ -56,9 +56,23 @@ struct hpm_state {
 	/** Each socket's transfer store between its caches (lcore_cache.h), made at first use. */
 	struct hpm_cache_xfer *xfer[RTE_MAX_NUMA_NODES];
 	struct hpm_meta meta;
-	struct hpm_arena arenas[RTE_MAX_NUMA_NODES];
 	struct hpm_pagemap pagemap;
+	/** Arenas [0, narenas): the highest socket id + 1, not RTE_MAX_NUMA_NODES. */
+	uint32_t narenas;
+	/**
+	 * Indexed by socket id; an arena is present only for the heap's sockets.
+	 * Sized to them: at 70 KiB an arena, 32 arenas held 2.2 MiB of hugepages
+	 * on a machine of one socket.
+	 */
+	struct hpm_arena arenas[];
 };
+
+/** Whether socket s has an arena in state st. */
+static inline bool
+hpm_state_has_socket(const struct hpm_state *st, int s)
+{
+	return s >= 0 && (unsigned int)s < st->narenas && st->arenas[s].present;
+}
 
 /** This process's view of the state; NULL before initialisation. */
 extern struct hpm_state *hpm_state;

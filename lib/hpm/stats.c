@@ -20,9 +20,7 @@
 static int
 meta_socket(int s)
 {
-	return s >= 0 && s < RTE_MAX_NUMA_NODES && hpm_state->arenas[s].present
-		? s
-		: hpm_state->socket_ids[0];
+	return hpm_state_has_socket(hpm_state, s) ? s : hpm_state->socket_ids[0];
 }
 
 /*
@@ -43,8 +41,7 @@ socket_stats(int socket, struct rte_malloc_socket_stats *st, struct hpm_heap_sta
 	uint64_t cached_blocks;
 
 	/* statistics of a heap that does not exist yet: none, and none made */
-	if (hpm_state_find() != 0 || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
-		!hpm_state->arenas[socket].present) {
+	if (hpm_state_find() != 0 || !hpm_state_has_socket(hpm_state, socket)) {
 		rte_errno = EINVAL;
 		return -1;
 	}

@@ -157,7 +157,7 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -EINVAL;
 	socket = strtol(params, &end, 10);
 	if (end == params || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
-		!hpm_state->arenas[socket].present)
+		!hpm_state_has_socket(hpm_state, (int)socket))
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_int(d, "socket", socket);
