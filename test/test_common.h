@@ -47,6 +47,20 @@ int test_eal_init(const char *name, ...);
 int test_end(const char *name);
 
 /**
+ * EAL arguments of a primary whose secondaries must map its memory where it
+ * did: under AddressSanitizer, its memory at an address that ASan's own
+ * mappings (shadow, allocator) leave free in every process, instead of next
+ * to the libraries, where a secondary's own mappings land at random (mp_first
+ * skipped in two runs of three); nothing otherwise. Usage: an initializer of
+ * argv lists TEST_EAL_SHARED_VA before its NULL.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_EAL_SHARED_VA "--base-virtaddr=0x300000000000",
+#else
+#define TEST_EAL_SHARED_VA
+#endif
+
+/**
  * Whether a secondary's exit status says EAL could not start because,
  * under AddressSanitizer, ASan's shadow sits where EAL maps the primary's
  * memory (then multi-process cases skip). Always false without ASan.

@@ -339,7 +339,7 @@ main(int argc, char **argv)
 {
 	char prefix[64], prefix_arg[96];
 	char *eal_argv[] = {argv[0], "-l", "0", "--no-pci", "--proc-type=primary", prefix_arg,
-		"--log-level=lib.eal:warning", NULL};
+		"--log-level=lib.eal:warning", TEST_EAL_SHARED_VA NULL};
 	struct rte_malloc_socket_stats base, st;
 	struct rte_ring *to_secondary, *to_primary;
 	const struct rte_memzone *mz;
