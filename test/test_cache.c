@@ -1208,10 +1208,12 @@ budget_case(const struct hpm_config *cfg, size_t budget_min)
  * part), the busy one all of it. The main lcore caches 64 KiB blocks (about
  * 3 MiB) while alone; then the worker churns bursts of 4 KiB granules for
  * two windows of events and more, while the main lcore frees a burst now and
- * then: its budget drops, and what it holds under it follows. Then the main
+ * then: its budget drops, and what it holds under it follows, also when it
+ * frees runs of every cached length that it allocated before. Then the main
  * lcore alone is busy: its whole budget back.
  */
 #define ACTIVE_MAIN_BLOCKS 48
+#define ACTIVE_BURST 256
 /* runs of 9 to 64 granules, 20 lengths, at 5 alignments, twice */
 #define ACTIVE_SPREAD 200u
 
@@ -1220,7 +1222,6 @@ active_spread_size(unsigned int i)
 {
 	return (size_t)(9 + (i % 20) * 55 / 19) << 12;
 }
-#define ACTIVE_BURST 256
 
 static uint32_t active_stop;
 
@@ -1350,9 +1351,9 @@ cache_activity(void)
 		held, idle);
 	/*
 	 * Blocks come in from elsewhere (a ring, in an application) and the
-	 * quiet main lcore frees them: its cache stays within its budget, a
-	 * block of each class at least (a limit of 0 asks for a drain), not
-	 * fills a block or more of every class.
+	 * quiet main lcore frees them: its cache stays within its budget and
+	 * one run, not a run or more of every class (counted only at trims, it
+	 * filled class after class).
 	 */
 	for (i = 0; i < ACTIVE_SPREAD; i++)
 		hpm_free(spread[i]);
