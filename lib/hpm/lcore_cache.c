@@ -11,6 +11,7 @@
 #include <rte_cycles.h>
 #include <rte_debug.h>
 #include <rte_lcore.h>
+#include <rte_pause.h>
 
 #include "arena.h"
 #include "lcore_cache.h"
@@ -45,7 +46,8 @@ static_assert(offsetof(struct hpm_inline_stack, len) == offsetof(struct hpm_cach
 void
 hpm_cache_gen_bump(void)
 {
-	uint64_t gen = __atomic_add_fetch(&hpm_hit.cache_gen, 1, __ATOMIC_RELEASE);
+	/* sequentially consistent: thread_exit() reads it after counting itself in */
+	uint64_t gen = __atomic_add_fetch(&hpm_hit.cache_gen, 1, __ATOMIC_SEQ_CST);
 
 #ifndef HPM_INLINE_SANITIZED
 	/* sanitizer builds poison and check what the inline paths would skip: no thread's */
@@ -412,18 +414,15 @@ cache_create(unsigned int lcore, int socket)
 
 		cc->cap = hpm_cache_class_cap(i);
 		cc->held = hpm_cache_user_state(i);
-		/* the least; the first refill, under the lock, sets what the heap allows */
-		cc->limit = RTE_MAX(hpm_state->cfg.cache_min, 1u);
-		/* runs: no more than their bytes allow, before as after the first refill */
-		if (i >= HPM_CACHE_RUN0) {
-			uint32_t most = RUN_LIMIT_BYTES / (uint32_t)hpm_cache_class_bytes(i);
-
-			most = RTE_MAX(most, 2u);
-			cc->limit = RTE_MIN(cc->limit, most);
-		}
-		/* never past the stack: a free before any refill pushes up to the limit */
-		cc->limit = hpm_cache_keeps(i) ? RTE_MIN(cc->limit, cc->cap) : 0;
-		cc->batch = RTE_MAX(cc->limit / 2, 1u);
+		/*
+		 * 0: a class's first refill or free takes the lock, where its
+		 * limit is set by its bytes and the cache's budget. A limit of
+		 * cache_min blocks until then let a cache that only frees hold
+		 * 64 blocks of each class with no locked event to count them:
+		 * 8.3 MiB of 64 KiB to 30 KB blocks on a budget of 8, 5.3 on 1.
+		 */
+		cc->limit = 0;
+		cc->batch = 1;
 	}
 	return c;
 }
@@ -536,7 +535,17 @@ thread_slot_take(void)
 }
 
 static pthread_key_t thread_key;
+/* Without it (pthread_key_create() failed), thread_key names another library's key. */
+static bool thread_key_made;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+/*
+ * Threads in thread_exit() past its check of the generation:
+ * hpm_cache_fini_process() bumps the generation, then waits for them, so
+ * that a thread exiting while another runs hpm_fini() either leaves its
+ * cache alone or empties it before the metadata goes.
+ */
+static uint32_t threads_exiting;
+void (*hpm_cache_exit_hook)(void);
 
 /* A thread with a thread slot exits: its blocks go back, the slot to the next thread. */
 static void
@@ -545,19 +554,25 @@ thread_exit(void *cache)
 	struct hpm_cache_binding *t = &hpm_cache_tls;
 	struct hpm_lcore_cache *c = cache;
 
-	if (t->gen != hpm_hit.cache_gen || t->cache != c)
-		return; /* hpm_fini() took the slot back already */
-	hpm_cache_flush_all(c);
-	__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELEASE);
-	t->cache = &hpm_cache_none;
-	t->socket = hpm_cache_none.socket;
-	t->gen = 0;
+	__atomic_fetch_add(&threads_exiting, 1, __ATOMIC_SEQ_CST);
+	/* else hpm_fini() took the slot back already */
+	if (t->gen == __atomic_load_n(&hpm_hit.cache_gen, __ATOMIC_SEQ_CST) && t->cache == c) {
+		if (unlikely(hpm_cache_exit_hook != NULL))
+			hpm_cache_exit_hook();
+		hpm_cache_flush_all(c);
+		__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELEASE);
+		t->cache = &hpm_cache_none;
+		t->socket = hpm_cache_none.socket;
+		t->gen = 0;
+	}
+	__atomic_fetch_sub(&threads_exiting, 1, __ATOMIC_RELEASE);
 }
 
 static void
 thread_key_make(void)
 {
-	if (pthread_key_create(&thread_key, thread_exit) != 0)
+	thread_key_made = pthread_key_create(&thread_key, thread_exit) == 0;
+	if (!thread_key_made)
 		HPM_LOG(WARNING, "no thread key: threads without an lcore keep their caches");
 }
 
@@ -589,7 +604,8 @@ hpm_cache_bind(void)
 		hpm_unlock(&hpm_state->cache_lock);
 		if (c != NULL && lcore >= RTE_MAX_LCORE) {
 			pthread_once(&thread_key_once, thread_key_make);
-			pthread_setspecific(thread_key, c);
+			if (thread_key_made)
+				pthread_setspecific(thread_key, c);
 		}
 	}
 	t->cache = c != NULL ? c : &hpm_cache_none;
@@ -1079,7 +1095,8 @@ lcore_init(unsigned int lcore_id, void *arg)
 	if (hpm_state != NULL && t->gen == hpm_hit.cache_gen && c != &hpm_cache_none && c != NULL &&
 		c->lcore >= RTE_MAX_LCORE) {
 		thread_exit(c);
-		pthread_setspecific(thread_key, NULL);
+		if (thread_key_made)
+			pthread_setspecific(thread_key, NULL);
 	}
 	t->gen = 0;
 	return 0;
@@ -1124,6 +1141,10 @@ hpm_cache_fini_process(bool all)
 {
 	unsigned int lcore;
 
+	/* a thread exiting from now on sees the new generation; one past its check is waited for */
+	hpm_cache_gen_bump();
+	while (__atomic_load_n(&threads_exiting, __ATOMIC_SEQ_CST) != 0)
+		rte_pause();
 	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++) {
 		struct hpm_lcore_cache *c = hpm_state->caches[lcore];
 

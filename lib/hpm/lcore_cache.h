@@ -867,7 +867,17 @@ void hpm_cache_init_shared(struct hpm_state *st, const struct hpm_source_ops *sr
 /** This process starts using the state: lcore callbacks, new bindings. */
 void hpm_cache_init_process(void);
 
-/** This process stops: the caches it owns (all, with all) flushed, bindings void. */
+/**
+ * This process stops: bindings void (a thread exiting meanwhile is waited
+ * for), the caches it owns (all, with all) flushed.
+ */
 void hpm_cache_fini_process(bool all);
+
+/**
+ * Tests only: called by a thread's exit destructor after its check, before
+ * it empties its cache (test_thread_cache holds a thread there while
+ * another runs hpm_fini()). NULL in applications.
+ */
+extern void (*hpm_cache_exit_hook)(void) __attribute__((visibility("hidden")));
 
 #endif /* HPM_LCORE_CACHE_H */

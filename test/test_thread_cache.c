@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Caches of plain threads through their lives, on anonymous memory (no EAL):
+ *
+ * budget: a thread that only frees (the consumer of a pipeline) keeps its
+ *   cache to its byte budget. Main allocates 64 blocks each of 64 KiB, 6, 7,
+ *   10, 14 KiB and 30000 B; a new thread frees them all; its cache may hold
+ *   at most its budget (1 MiB here) and one block. Each class's limit used to
+ *   start at 64 blocks, set by bytes only at the class's first locked event,
+ *   which such a thread never has: it held 5.3 MiB.
+ * key: with every pthread key taken (pthread_key_create() fails), a thread's
+ *   first call binds a cache and leaves the application's keys alone (the
+ *   library set its cache on key 0, someone else's, and that key's
+ *   destructor got the cache).
+ * exit: a thread whose exit destructor is past its check when another
+ *   thread calls hpm_fini(): hpm_fini() waits until it has emptied its
+ *   cache, then takes the metadata back (it used to take it from under the
+ *   thread). The library's test hook holds the thread there while main
+ *   starts hpm_fini().
+ *
+ * usage: test_thread_cache budget|key|exit
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hpm_malloc.h"
+#include "lcore_cache.h"
+#include "test_common.h"
+
+#define PER_SIZE 64
+#define MIB ((size_t)1 << 20)
+
+static struct hpm_config
+anon_config(void)
+{
+	struct hpm_config cfg;
+
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_ANON;
+	return cfg;
+}
+
+/* budget */
+
+static const size_t budget_sizes[] = {65536, 6144, 7168, 10240, 14336, 30000};
+static void *budget_blocks[RTE_DIM(budget_sizes)][PER_SIZE];
+
+static void *
+budget_consumer(void *arg)
+{
+	struct hpm_cache_stats st;
+	struct hpm_lcore_cache *c;
+	unsigned int s, i;
+	size_t budget;
+
+	RTE_SET_USED(arg);
+	for (s = 0; s < RTE_DIM(budget_sizes); s++)
+		for (i = 0; i < PER_SIZE; i++)
+			hpm_free(budget_blocks[s][i]);
+	c = hpm_cache_get();
+	CHECK(c != NULL, "budget: the thread has no cache");
+	if (c == NULL)
+		return NULL;
+	budget = hpm_cache_budget(c);
+	CHECK(hpm_cache_stats(c->lcore, -1, &st) == 0, "budget: stats");
+	printf("budget: the thread's cache holds %" PRIu64 " blocks, %.2f MiB, after %" PRIu64
+	       " flushes; its budget %.2f MiB\n",
+		st.blocks, st.bytes / (double)MIB, st.flushes, budget / (double)MIB);
+	CHECK(st.bytes <= budget + 65536, "budget: %" PRIu64 " bytes cached on a budget of %zu",
+		st.bytes, budget);
+	return NULL;
+}
+
+static void
+case_budget(void)
+{
+	struct hpm_config cfg = anon_config();
+	pthread_t t;
+	unsigned int s, i;
+
+	cfg.cache_budget_min = MIB;
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	for (s = 0; s < RTE_DIM(budget_sizes); s++)
+		for (i = 0; i < PER_SIZE; i++) {
+			budget_blocks[s][i] = hpm_malloc("budget", budget_sizes[s], 0);
+			CHECK(budget_blocks[s][i] != NULL, "budget: malloc %zu", budget_sizes[s]);
+		}
+	CHECK(pthread_create(&t, NULL, budget_consumer, NULL) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	CHECK(hpm_heap_check() == 0, "budget: heap check");
+	hpm_fini();
+}
+
+/* key */
+
+#define KEYS_MAX 2048
+static pthread_key_t keys[KEYS_MAX];
+static unsigned int nkeys;
+static char markers[KEYS_MAX];
+static unsigned int wrong_destructor_calls;
+
+static void
+key_destructor(void *value)
+{
+	/* only ever one of the markers */
+	if ((char *)value < markers || (char *)value >= markers + KEYS_MAX)
+		wrong_destructor_calls++;
+}
+
+static void *
+key_thread(void *arg)
+{
+	unsigned int i, changed = 0;
+	void *p;
+
+	RTE_SET_USED(arg);
+	for (i = 0; i < nkeys; i++)
+		pthread_setspecific(keys[i], &markers[i]);
+	p = hpm_malloc("key", 64, 0); /* the thread's first call: it binds a cache */
+	CHECK(p != NULL, "key: malloc");
+	hpm_free(p);
+	for (i = 0; i < nkeys; i++)
+		changed += pthread_getspecific(keys[i]) != &markers[i];
+	CHECK(changed == 0, "key: %u of the application's %u keys changed", changed, nkeys);
+	return NULL;
+}
+
+static int
+case_key(void)
+{
+	struct hpm_config cfg = anon_config();
+	pthread_t t;
+	unsigned int i;
+
+	while (nkeys < KEYS_MAX && pthread_key_create(&keys[nkeys], key_destructor) == 0)
+		nkeys++;
+	/* the library's key, unmade, is 0: the case needs key 0 to be the application's */
+	if (nkeys == 0 || keys[0] != 0 || nkeys == KEYS_MAX) {
+		printf("key: key 0 is not this program's, or keys do not run out: skipped\n");
+		for (i = 0; i < nkeys; i++)
+			pthread_key_delete(keys[i]);
+		return TEST_SKIP;
+	}
+	printf("key: %u keys taken, none left\n", nkeys);
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	CHECK(pthread_create(&t, NULL, key_thread, NULL) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	CHECK(wrong_destructor_calls == 0, "key: a key's destructor got %u values not its own",
+		wrong_destructor_calls);
+	CHECK(hpm_heap_check() == 0, "key: heap check");
+	hpm_fini();
+	for (i = 0; i < nkeys; i++)
+		pthread_key_delete(keys[i]);
+	return 0;
+}
+
+/* exit */
+
+static uint32_t in_exit, fini_started, hook_done;
+
+static void
+exit_hook(void)
+{
+	unsigned int waited;
+
+	__atomic_store_n(&in_exit, 1, __ATOMIC_SEQ_CST);
+	for (waited = 0; !__atomic_load_n(&fini_started, __ATOMIC_SEQ_CST) && waited < 5000;
+		waited++)
+		usleep(1000);
+	/* hpm_fini() runs meanwhile: it must wait for this thread, not take its cache */
+	usleep(20000);
+	__atomic_store_n(&hook_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *
+exit_thread(void *arg)
+{
+	void *p[8];
+	unsigned int i;
+
+	RTE_SET_USED(arg);
+	for (i = 0; i < RTE_DIM(p); i++)
+		p[i] = hpm_malloc("exit", 4096, 4096);
+	for (i = 0; i < RTE_DIM(p); i++)
+		hpm_free(p[i]);
+	/* the cache holds the blocks: the exit destructor gives them back */
+	return NULL;
+}
+
+static void
+case_exit(void)
+{
+	struct hpm_config cfg = anon_config();
+	unsigned int waited;
+	pthread_t t;
+
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	hpm_cache_exit_hook = exit_hook;
+	CHECK(pthread_create(&t, NULL, exit_thread, NULL) == 0, "pthread_create");
+	for (waited = 0; !__atomic_load_n(&in_exit, __ATOMIC_SEQ_CST) && waited < 5000; waited++)
+		usleep(1000);
+	CHECK(in_exit, "exit: the thread's destructor never ran");
+	__atomic_store_n(&fini_started, 1, __ATOMIC_SEQ_CST);
+	hpm_fini();
+	CHECK(__atomic_load_n(&hook_done, __ATOMIC_SEQ_CST),
+		"exit: hpm_fini() returned while a thread was emptying its cache");
+	pthread_join(t, NULL);
+	hpm_cache_exit_hook = NULL;
+	/* and the library is whole: a new heap, checked */
+	CHECK(hpm_init(&cfg) == 0, "hpm_init again");
+	CHECK(hpm_heap_check() == 0, "exit: heap check");
+	hpm_fini();
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *which = argc > 1 ? argv[1] : "";
+	int rc = 0;
+
+	if (!strcmp(which, "budget"))
+		case_budget();
+	else if (!strcmp(which, "key"))
+		rc = case_key();
+	else if (!strcmp(which, "exit"))
+		case_exit();
+	else {
+		fprintf(stderr, "usage: %s budget|key|exit\n", argv[0]);
+		return 2;
+	}
+	if (rc == TEST_SKIP)
+		return test_end("thread_cache") == 0 ? TEST_SKIP : 1;
+	return test_end("thread_cache");
+}
