@@ -157,15 +157,21 @@ wrap_source(void)
 	nchunks = 0;
 }
 
-/* Metadata in use, less the page map's leaves (installed once, kept until hpm_fini()). */
+/*
+ * Metadata in use, less the page map's leaves (installed once, kept until
+ * hpm_fini()) and the descriptors of released chunks (kept for the next
+ * chunks, chunk.c).
+ */
 static size_t
 meta_used(void)
 {
-	size_t leaves = 0, i;
+	size_t leaves = 0, spares = 0, i;
 
 	for (i = 0; i < RTE_DIM(hpm_state->pagemap.root); i++)
 		leaves += hpm_state->pagemap.root[i] != NULL;
-	return hpm_state->meta.used_bytes -
+	for (i = 0; i < hpm_state->nsockets; i++)
+		spares += hpm_state->arenas[hpm_state->socket_ids[i]].cs.spare_bytes;
+	return hpm_state->meta.used_bytes - spares -
 		leaves * (sizeof(struct hpm_unit *) << HPM_PM_LEAF_BITS);
 }
 

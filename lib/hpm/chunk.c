@@ -169,6 +169,87 @@ chunk_unlink(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 }
 
 /*
+ * Chunk descriptors are type-stable: a released chunk's descriptor, its
+ * units included, never goes back to the metadata free lists, only to a
+ * later chunk it has room for. Other processes' owner tables (owner.h) may
+ * still point at its units; each of those rejects every pointer (no block
+ * state, address 0, every offset bit in its mask) until it describes a unit
+ * again, whose own address then decides. Handed to other metadata, a
+ * descriptor came back zeroed or overwritten: a unit of address 0 and mask 0
+ * passed a free's test for any pointer, whose block's first byte was then
+ * read as its state byte (a secondary freed a 4 KiB block into the 64 KiB
+ * class and handed it out as 64 KiB; test_owner_stale).
+ */
+static size_t
+chunk_meta_size(unsigned int units)
+{
+	return sizeof(struct hpm_chunk) + units * sizeof(struct hpm_unit) +
+		RTE_ALIGN_CEIL(units, 64) / 8;
+}
+
+/* A unit that no pointer passes: the mask first, so that it holds at every step. */
+static void
+unit_poison(struct hpm_unit *u)
+{
+	__atomic_store_n(&u->start_mask, UINT64_MAX, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->va, NULL, __ATOMIC_RELEASE);
+	u->no_state = HPM_BLK_NONE;
+	__atomic_store_n(&u->state, &u->no_state, __ATOMIC_RELEASE);
+	u->role = HPM_UNIT_FREE;
+}
+
+/* All of a poisoned unit but what a free reads zeroed, for a new chunk. */
+static void
+unit_clear(struct hpm_unit *u)
+{
+	size_t tail = offsetof(struct hpm_unit, state) + sizeof(u->state);
+
+	memset((uint8_t *)u, 0, offsetof(struct hpm_unit, start_mask));
+	memset((uint8_t *)u + tail, 0, sizeof(*u) - tail);
+}
+
+/* The spare descriptor with room for n units, the fewest such; NULL if none. */
+static struct hpm_chunk *
+spare_take(struct hpm_chunk_set *cs, unsigned int n)
+{
+	struct hpm_chunk **at, **best = NULL, *c;
+	uint32_t cap, meta_size;
+	unsigned int i;
+
+	for (at = &cs->spare; *at != NULL; at = &(*at)->next)
+		if ((*at)->units_cap >= n &&
+			(best == NULL || (*at)->units_cap < (*best)->units_cap))
+			best = at;
+	if (best == NULL)
+		return NULL;
+	c = *best;
+	*best = c->next;
+	cs->spare_bytes -= hpm_meta_bytes(c, c->meta_size);
+	cap = c->units_cap;
+	meta_size = c->meta_size;
+	memset(c, 0, offsetof(struct hpm_chunk, units));
+	c->units_cap = cap;
+	c->meta_size = meta_size;
+	for (i = 0; i < cap; i++)
+		unit_clear(&c->units[i]);
+	memset(&c->units[cap], 0, RTE_ALIGN_CEIL(cap, 64) / 8);
+	return c;
+}
+
+/* c's descriptor to the spares; its units reject every pointer. */
+static void
+spare_give(struct hpm_chunk_set *cs, struct hpm_chunk *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->units_cap; i++)
+		unit_poison(&c->units[i]);
+	c->next = cs->spare;
+	cs->spare = c;
+	cs->spare_bytes += hpm_meta_bytes(c, c->meta_size);
+}
+
+/*
  * A chunk of len bytes aligned to align; with headed, one whose first unit
  * may hold the source's header (hpm_region::headed: a hugepage less).
  */
@@ -197,17 +278,23 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	meta_size = sizeof(*c) + n * sizeof(struct hpm_unit) + RTE_ALIGN_CEIL(n, 64) / 8;
-	c = hpm_meta_alloc(cs->meta, hpm_src, meta_size);
-	if (c == NULL)
-		goto fail_region;
+	c = spare_take(cs, n);
+	if (c == NULL) {
+		meta_size = chunk_meta_size(n);
+		c = hpm_meta_alloc(cs->meta, hpm_src, meta_size);
+		if (c == NULL)
+			goto fail_region;
+		c->meta_size = meta_size;
+		c->units_cap = n;
+		for (i = 0; i < n; i++)
+			hpm_unit_no_blocks(&c->units[i]);
+	}
 	/* nothing of it is the application's until a block is handed out */
 	HPM_POISON(r.va, r.len);
 	c->region = r;
 	c->nunits = n;
 	c->nfree = n;
-	c->meta_size = meta_size;
-	c->used = (uint64_t *)&c->units[n];
+	c->used = (uint64_t *)&c->units[c->units_cap];
 	c->headed = r.headed;
 	c->bytes = ((size_t)n << HPM_UNIT_SHIFT) - (r.headed ? HPM_UNIT_HEAD_MAX : 0);
 	for (i = 0; i < n; i++) {
@@ -238,7 +325,8 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 	return c;
 
 fail_meta:
-	hpm_meta_free(cs->meta, hpm_src, c, meta_size);
+	/* a spare's units may be in other processes' tables: back to the spares */
+	spare_give(cs, c);
 fail_region:
 	hpm_src->release(&r);
 	rte_errno = ENOMEM;
@@ -258,7 +346,7 @@ chunk_release(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 	if (c->nfree == c->nunits)
 		cs->empty_bytes -= c->bytes;
 	cs->chunks_released++;
-	hpm_meta_free(cs->meta, hpm_src, c, c->meta_size);
+	spare_give(cs, c);
 	HPM_UNPOISON(r.va, r.len);
 	hpm_src->release(&r);
 }

@@ -59,6 +59,8 @@ struct hpm_chunk {
 	/** No unit below lowfree is free. */
 	uint32_t lowfree;
 	uint32_t meta_size;
+	/** Units the descriptor has room for (units[]; the bitmap used follows them). */
+	uint32_t units_cap;
 	/** When the chunk last became empty (ms, monotonic); 0 while in use. */
 	uint64_t empty_since_ms;
 	/** Ordinal of the first unit. */
@@ -79,6 +81,14 @@ struct hpm_chunk_set {
 	struct hpm_chunk *hint;
 	/** Unit ordinals; made with the first chunk. */
 	struct hpm_chunk_ords *ords;
+	/**
+	 * Descriptors of released chunks, for the next chunks (linked by next):
+	 * never other metadata, since other processes' owner tables may still
+	 * point at their units (chunk.c).
+	 */
+	struct hpm_chunk *spare;
+	/** The metadata bytes they take (hpm_meta_bytes()). */
+	size_t spare_bytes;
 	/** Bytes taken from the source. */
 	size_t total_bytes;
 	/** Bytes of chunks whose every unit is free. */

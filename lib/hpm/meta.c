@@ -122,6 +122,15 @@ out:
 	return p;
 }
 
+size_t
+hpm_meta_bytes(const void *p, size_t size)
+{
+	if (size > ((size_t)1 << HPM_META_MAX_LOG2))
+		return ((const struct hpm_meta_region *)((const uint8_t *)p - HPM_META_HDR_SIZE))
+			->region.len;
+	return (size_t)1 << (size_class(size) + HPM_META_MIN_LOG2);
+}
+
 void
 hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, size_t size)
 {

@@ -53,6 +53,9 @@ void hpm_meta_init(struct hpm_meta *m, struct hpm_meta_region *first, size_t boo
 /** Zeroed metadata of size bytes, cache-line aligned; NULL when the source is exhausted. */
 void *hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size);
 
+/** Bytes metadata p of size bytes from hpm_meta_alloc() takes (its class, or its region). */
+size_t hpm_meta_bytes(const void *p, size_t size);
+
 /** Return metadata of size bytes from hpm_meta_alloc(). */
 void hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, size_t size);
 

@@ -13,10 +13,12 @@
  * miss, from the shared page map (hpm_owner_learn()).
  *
  * An entry may be stale: another process may have released the chunk. The
- * descriptor it points to stays readable (metadata lives until hpm_fini()),
- * so a user checks that the unit covers the pointer and asks the page map
- * when it does not. The table reads as empty when it could not be reserved:
- * every call then takes the page map's path.
+ * descriptor it points to stays a unit descriptor (chunk descriptors are
+ * type-stable, chunk.c): a released chunk's units reject every pointer, and
+ * a later chunk's units cover their own addresses only. So a user checks
+ * that the unit covers the pointer and asks the page map when it does not.
+ * The table reads as empty when it could not be reserved: every call then
+ * takes the page map's path.
  *
  * A lookup masks the index instead of comparing it with a bound: a pointer
  * beyond the 47 bits reads some entry, whose unit does not cover it (the
