@@ -11,6 +11,7 @@
 
 #include <numa.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_memzone.h>
 #include <rte_errno.h>
@@ -179,8 +180,6 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 		hpm_debug = debug_ops;
 		hpm_debug_on = true;
 	}
-	/* last: a process attaching waits for the magic */
-	__atomic_store_n(&st->magic, HPM_STATE_MAGIC, __ATOMIC_RELEASE);
 #ifdef HPM_CHECKER
 	hpm_poison_enabled = true;
 #endif
@@ -205,6 +204,12 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 				return rc;
 			}
 		}
+	/*
+	 * Last: a process attaching waits for the magic, and then finds the
+	 * heap whole (published before the reservations, a heap whose
+	 * reservation failed went away under the processes that had attached).
+	 */
+	__atomic_store_n(&st->magic, HPM_STATE_MAGIC, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -214,16 +219,20 @@ state_attach(void)
 {
 	const struct rte_memzone *mz = rte_memzone_lookup(HPM_STATE_ZONE);
 	struct hpm_state *st;
-	unsigned int waited_us = 0;
+	uint64_t deadline;
 
 	if (mz == NULL)
 		return -ENOENT;
 	st = (struct hpm_state *)((uint8_t *)mz->addr + HPM_META_HDR_SIZE);
-	/* its creator may still be filling it in */
+	/*
+	 * Its creator may still be filling it in: 2 s of the clock, not of
+	 * usleep(1) calls (each sleeps 50-100 us: it waited 150 s).
+	 */
+	deadline = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
 	while (__atomic_load_n(&st->magic, __ATOMIC_ACQUIRE) != HPM_STATE_MAGIC) {
-		if (waited_us++ > 2000000)
+		if (rte_get_timer_cycles() > deadline)
 			return -ETIMEDOUT;
-		usleep(1);
+		usleep(100);
 	}
 	__atomic_store_n(&st->shared, 1, __ATOMIC_RELEASE);
 	hpm_state_topology_init();
