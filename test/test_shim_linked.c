@@ -6,8 +6,10 @@
  * blocks EAL allocated (during rte_eal_init, or behind the shim's back) still
  * validate, resize and free through the rte_ API, external heaps stay with
  * EAL, and the statistics add up.
- * Usage: test_shim_linked [off|mp|mp_off]
+ * Usage: test_shim_linked [off|early|mp|mp_off]
  *   off: HPM_BACKEND=off, everything to EAL;
+ *   early: the application's own heap (anonymous memory) made before
+ *   rte_eal_init(): rte_malloc stays EAL's;
  *   mp: a secondary process (this program again) attaches to the primary's
  *   heap, and each frees a block of the other's;
  *   mp_off: the primary with HPM_BACKEND=off, the secondary without: EAL
@@ -373,6 +375,36 @@ test_off(void)
 		s.hpm_alloc);
 }
 
+/*
+ * early: the application made a heap of its own before rte_eal_init() (on
+ * ordinary memory here): rte_malloc stays EAL's, whose memory has IOVAs and
+ * is seen by secondaries, and the application's heap stays its own (the
+ * shim took any heap it found and served rte_malloc from that memory).
+ */
+static void
+test_early(void)
+{
+	struct hpm_rte_stats s;
+	void *p, *q;
+
+	CHECK(hpm_rte_backend() == HPM_RTE_BACKEND_EAL, "backend not EAL");
+	CHECK(hpm_source_name() != NULL && strcmp(hpm_source_name(), "anon") == 0,
+		"the application's heap: %s", hpm_source_name() ? hpm_source_name() : "none");
+	p = rte_malloc("early", 1000, 0);
+	CHECK(p != NULL && rte_mem_virt2memseg(p, NULL) != NULL &&
+			hpm_malloc_validate(p, NULL) == -1,
+		"rte_malloc's block is not EAL's");
+	CHECK(rte_malloc_validate(p, NULL) == 0, "validate");
+	rte_free(p);
+	q = hpm_malloc("early", 1000, 0);
+	CHECK(q != NULL && rte_mem_virt2memseg(q, NULL) == NULL &&
+			hpm_malloc_validate(q, NULL) == 0,
+		"hpm_malloc's block is not the application's heap's");
+	hpm_free(q);
+	s = stats();
+	CHECK(s.hpm_alloc == 0 && s.hpm_free == 0, "early: %" PRIu64 " to hpmalloc", s.hpm_alloc);
+}
+
 /* Blocks handed between the processes of the mp test, in a memzone. */
 struct handover {
 	char *from_primary;
@@ -591,6 +623,7 @@ main(int argc, char **argv)
 {
 	bool mp = argc > 1 && strncmp(argv[1], "mp", 2) == 0;
 	bool off = argc > 1 && (strcmp(argv[1], "off") == 0 || strcmp(argv[1], "mp_off") == 0);
+	bool early = argc > 1 && strcmp(argv[1], "early") == 0;
 	char prefix[256] = "";
 	struct hpm_rte_stats s0, s1;
 	int skip = 0;
@@ -602,6 +635,13 @@ main(int argc, char **argv)
 	else
 		unsetenv("HPM_BACKEND");
 	CHECK(hpm_rte_backend() == HPM_RTE_BACKEND_EAL, "routing before rte_eal_init");
+	if (early) {
+		struct hpm_config cfg;
+
+		hpm_config_defaults(&cfg);
+		cfg.source = HPM_SOURCE_ANON;
+		CHECK(hpm_init(&cfg) == 0, "the application's heap before rte_eal_init");
+	}
 	if (eal_init(mp) < 0) {
 		printf("SKIP: EAL cannot start\n");
 		return TEST_SKIP;
@@ -615,6 +655,9 @@ main(int argc, char **argv)
 		skip = test_mp(off);
 	} else if (off) {
 		test_off();
+	} else if (early) {
+		test_early();
+		hpm_fini();
 	} else {
 		CHECK(hpm_rte_backend() == HPM_RTE_BACKEND_HPM, "not routing after rte_eal_init");
 		test_hpm_blocks();

@@ -79,6 +79,20 @@ start(void)
 		HPM_RTE_LOG(ERR, "rte_malloc backend: EAL (hpm_init: %s)", strerror(-rc));
 		return;
 	}
+	/*
+	 * A heap the application made before EAL is up is on memory of its own
+	 * (hugetlbfs, anonymous): no IOVA that EAL knows, no secondary sees
+	 * it. rte_malloc stays EAL's; the application keeps its heap.
+	 */
+	if (rc == -EALREADY &&
+		(hpm_source_name() == NULL || strcmp(hpm_source_name(), "eal") != 0)) {
+		set_mode(HPM_RTE_OFF);
+		HPM_RTE_LOG(WARNING,
+			"rte_malloc backend: EAL (the application's hpmalloc heap is on %s, not "
+			"EAL's memory)",
+			hpm_source_name() != NULL ? hpm_source_name() : "no memory");
+		return;
+	}
 	if (secondary)
 		whose = ", the primary's heap";
 	else if (rc == -EALREADY)
