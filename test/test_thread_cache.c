@@ -18,8 +18,12 @@
  *   cache, then takes the metadata back (it used to take it from under the
  *   thread). The library's test hook holds the thread there while main
  *   starts hpm_fini().
+ * threads: 40 threads that allocate at once, then exit: while they run the
+ *   caches number one more each, after they are gone as many as before
+ *   (every slot ever used counted: a hundred threads gone made each cache's
+ *   part of the heap a hundredth, and every quiet cache look busy).
  *
- * usage: test_thread_cache budget|key|exit
+ * usage: test_thread_cache budget|key|exit|threads
  */
 
 #include <errno.h>
@@ -32,6 +36,7 @@
 
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
+#include "state.h"
 #include "test_common.h"
 
 #define PER_SIZE 64
@@ -219,6 +224,57 @@ case_exit(void)
 	hpm_fini();
 }
 
+/* threads */
+
+#define NTHREADS 40
+static pthread_barrier_t threads_up, threads_counted;
+
+static void *
+counted_thread(void *arg)
+{
+	void *p = hpm_malloc("threads", 256, 0);
+
+	RTE_SET_USED(arg);
+	CHECK(p != NULL, "threads: malloc");
+	hpm_free(p);
+	pthread_barrier_wait(&threads_up);
+	/* main counts the caches now */
+	pthread_barrier_wait(&threads_counted);
+	return NULL;
+}
+
+static void
+case_threads(void)
+{
+	struct hpm_config cfg = anon_config();
+	pthread_t t[NTHREADS];
+	unsigned int i, before, during, after;
+
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	hpm_free(hpm_malloc("threads", 256, 0)); /* main's own cache first */
+	before = __atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED);
+	pthread_barrier_init(&threads_up, NULL, NTHREADS + 1);
+	pthread_barrier_init(&threads_counted, NULL, NTHREADS + 1);
+	for (i = 0; i < NTHREADS; i++)
+		CHECK(pthread_create(&t[i], NULL, counted_thread, NULL) == 0, "pthread_create");
+	pthread_barrier_wait(&threads_up);
+	during = __atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED);
+	pthread_barrier_wait(&threads_counted);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	after = __atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED);
+	printf("threads: caches %u before, %u while %u threads run, %u after\n", before, during,
+		NTHREADS, after);
+	CHECK(during == before + NTHREADS, "threads: %u caches while %u threads run, %u before",
+		during, NTHREADS, before);
+	CHECK(after == before, "threads: %u caches after the threads left, %u before", after,
+		before);
+	CHECK(hpm_heap_check() == 0, "threads: heap check");
+	pthread_barrier_destroy(&threads_up);
+	pthread_barrier_destroy(&threads_counted);
+	hpm_fini();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -231,8 +287,10 @@ main(int argc, char **argv)
 		rc = case_key();
 	else if (!strcmp(which, "exit"))
 		case_exit();
+	else if (!strcmp(which, "threads"))
+		case_threads();
 	else {
-		fprintf(stderr, "usage: %s budget|key|exit\n", argv[0]);
+		fprintf(stderr, "usage: %s budget|key|exit|threads\n", argv[0]);
 		return 2;
 	}
 	if (rc == TEST_SKIP)

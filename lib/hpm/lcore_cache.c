@@ -480,9 +480,28 @@ slot_cache(unsigned int slot)
 	c = cache_create(slot, cache_socket(slot));
 	if (c != NULL) {
 		__atomic_store_n(&hpm_state->caches[slot], c, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
+		/* a thread slot's cache counts while a thread holds it (thread_hold()) */
+		if (slot < RTE_MAX_LCORE)
+			__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
 	}
 	return c;
+}
+
+/*
+ * A thread slot's cache taken (held 1) or given back (0). ncaches counts
+ * the lcores' caches and the thread slots held: counting every slot ever
+ * used, a hundred threads gone made each cache's part of the heap a
+ * hundredth and every quiet cache look busy.
+ */
+static void
+thread_hold(struct hpm_lcore_cache *c, uint32_t held)
+{
+	if (__atomic_exchange_n(&c->thread_held, held, __ATOMIC_ACQ_REL) == held)
+		return;
+	if (held)
+		__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_sub_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
 }
 
 static void
@@ -527,7 +546,7 @@ thread_slot_take(void)
 			if (blocks == 0)
 				__atomic_store_n(&c->socket, cache_socket(slot), __ATOMIC_RELAXED);
 			__atomic_store_n(&c->owner, hpm_lock_self, __ATOMIC_RELAXED);
-			__atomic_store_n(&c->thread_held, 1, __ATOMIC_RELEASE);
+			thread_hold(c, 1);
 		}
 		return c;
 	}
@@ -560,7 +579,7 @@ thread_exit(void *cache)
 		if (unlikely(hpm_cache_exit_hook != NULL))
 			hpm_cache_exit_hook();
 		hpm_cache_flush_all(c);
-		__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELEASE);
+		thread_hold(c, 0);
 		t->cache = &hpm_cache_none;
 		t->socket = hpm_cache_none.socket;
 		t->gen = 0;
@@ -985,7 +1004,7 @@ hpm_cache_reap(struct hpm_arena *locked)
 			flush_all_locked(locked, c);
 		else
 			hpm_cache_flush_all(c);
-		__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELAXED);
+		thread_hold(c, 0);
 		__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
 		HPM_LOG(NOTICE,
 			"cache %u: its process %d is dead; the %" PRIu64
@@ -1074,7 +1093,10 @@ lcore_uninit(unsigned int lcore_id, void *arg)
 	RTE_SET_USED(arg);
 	if (hpm_state == NULL || lcore_id != rte_lcore_id() || lcore_id >= RTE_MAX_LCORE)
 		return;
-	if (hpm_state->caches[lcore_id] != NULL) {
+	/* only this process's: another live process may use the lcore id's cache */
+	if (hpm_state->caches[lcore_id] != NULL &&
+		__atomic_load_n(&hpm_state->caches[lcore_id]->owner, __ATOMIC_ACQUIRE) ==
+			hpm_lock_self) {
 		hpm_cache_flush_all(hpm_state->caches[lcore_id]);
 		__atomic_store_n(&hpm_state->caches[lcore_id]->owner, 0, __ATOMIC_RELEASE);
 	}
@@ -1151,7 +1173,7 @@ hpm_cache_fini_process(bool all)
 		if (c != NULL &&
 			(all || __atomic_load_n(&c->owner, __ATOMIC_RELAXED) == hpm_lock_self)) {
 			hpm_cache_flush_all(c);
-			__atomic_store_n(&c->thread_held, 0, __ATOMIC_RELAXED);
+			thread_hold(c, 0);
 			__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
 		}
 	}

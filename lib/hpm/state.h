@@ -49,7 +49,10 @@ struct hpm_state {
 	/** Debug mode's records (debug.c). */
 	void *debug_table;
 	uint64_t bad_frees;
-	/** The caches' (lcore_cache.h): a lock, their number, and by slot lcores, then threads. */
+	/**
+	 * The caches' (lcore_cache.h): a lock, their number (the lcores' and the
+	 * thread slots a thread holds), and by slot lcores, then threads.
+	 */
 	hpm_lock_t cache_lock;
 	uint32_t ncaches;
 	struct hpm_lcore_cache *caches[HPM_CACHE_THREAD_SLOT0 + HPM_CACHE_THREAD_SLOTS];
