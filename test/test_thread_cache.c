@@ -22,8 +22,14 @@
  *   caches number one more each, after they are gone as many as before
  *   (every slot ever used counted: a hundred threads gone made each cache's
  *   part of the heap a hundredth, and every quiet cache look busy).
+ * reaper: a process that died while it gave a dead process's cache back
+ *   leaves its pid, negated, as the cache's owner: a survivor gives the
+ *   blocks back (the mark had no pid, and stayed: the blocks were lost,
+ *   the lcore took the cache lock at every call). A thread plays the dead:
+ *   it frees 8 blocks into its cache, writes the mark of a child process
+ *   that has exited, and lets go of the cache without emptying it.
  *
- * usage: test_thread_cache budget|key|exit|threads
+ * usage: test_thread_cache budget|key|exit|threads|reaper
  */
 
 #include <errno.h>
@@ -32,6 +38,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hpm_malloc.h"
@@ -275,6 +282,70 @@ case_threads(void)
 	hpm_fini();
 }
 
+/* reaper */
+
+static struct hpm_lcore_cache *reaped_cache;
+
+static void *
+dead_thread(void *arg)
+{
+	pid_t dead = *(pid_t *)arg;
+	struct hpm_lcore_cache *c;
+	void *p[8];
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(p); i++)
+		p[i] = hpm_malloc("reaper", 4096, 4096);
+	for (i = 0; i < RTE_DIM(p); i++)
+		hpm_free(p[i]);
+	c = hpm_cache_get();
+	CHECK(c != NULL, "reaper: no cache");
+	if (c == NULL)
+		return NULL;
+	reaped_cache = c;
+	__atomic_store_n(&c->owner, hpm_cache_reaping(dead), __ATOMIC_RELEASE);
+	/* gone as a dead process is: the cache as it is, the exit destructor finds it not ours */
+	hpm_cache_tls.cache = &hpm_cache_none;
+	hpm_cache_tls.gen = 0;
+	return NULL;
+}
+
+static void
+case_reaper(void)
+{
+	struct hpm_config cfg = anon_config();
+	struct rte_malloc_socket_stats ss;
+	struct hpm_cache_stats st;
+	unsigned int reaped;
+	pthread_t t;
+	pid_t dead;
+
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	CHECK(dead > 0 && waitpid(dead, NULL, 0) == dead, "a child that exits");
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	CHECK(pthread_create(&t, NULL, dead_thread, &dead) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	if (reaped_cache == NULL)
+		return;
+	CHECK(hpm_cache_stats(reaped_cache->lcore, -1, &st) == 0 && st.blocks >= 8,
+		"reaper: the cache holds %" PRIu64 " blocks", st.blocks);
+	reaped = hpm_cache_reap(NULL);
+	CHECK(hpm_cache_stats(reaped_cache->lcore, -1, &st) == 0 && st.blocks == 0,
+		"reaper: %" PRIu64 " blocks left in the cache", st.blocks);
+	printf("reaper: %u cache(s) given back; owner now %d\n", reaped,
+		__atomic_load_n(&reaped_cache->owner, __ATOMIC_RELAXED));
+	CHECK(reaped == 1 && __atomic_load_n(&reaped_cache->owner, __ATOMIC_RELAXED) == 0 &&
+			__atomic_load_n(&reaped_cache->thread_held, __ATOMIC_RELAXED) == 0,
+		"reaper: %u reaped, owner %d, held %u", reaped, reaped_cache->owner,
+		reaped_cache->thread_held);
+	CHECK(hpm_malloc_get_socket_stats(0, &ss) == 0 && ss.alloc_count == 0,
+		"reaper: %zu blocks still allocated", (size_t)ss.alloc_count);
+	CHECK(hpm_heap_check() == 0, "reaper: heap check");
+	hpm_fini();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -289,8 +360,10 @@ main(int argc, char **argv)
 		case_exit();
 	else if (!strcmp(which, "threads"))
 		case_threads();
+	else if (!strcmp(which, "reaper"))
+		case_reaper();
 	else {
-		fprintf(stderr, "usage: %s budget|key|exit|threads\n", argv[0]);
+		fprintf(stderr, "usage: %s budget|key|exit|threads|reaper\n", argv[0]);
 		return 2;
 	}
 	if (rc == TEST_SKIP)

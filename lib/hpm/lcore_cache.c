@@ -439,7 +439,8 @@ cache_claim(struct hpm_lcore_cache *c)
 
 	if (owner == hpm_lock_self)
 		return true;
-	if (owner == HPM_CACHE_REAPING || (owner != 0 && hpm_pid_alive(owner)))
+	/* a live owner's, or one a live survivor empties; a dead reaper's is a dead owner's */
+	if (owner != 0 && hpm_pid_alive(hpm_cache_owner_pid(owner)))
 		return false;
 	return __atomic_compare_exchange_n(&c->owner, &owner, hpm_lock_self, false,
 		__ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
@@ -615,8 +616,7 @@ hpm_cache_bind(void)
 			c = slot_cache(lcore);
 			if (c != NULL && !cache_claim(c)) {
 				/* a survivor empties it now: bind at a later call */
-				retry = __atomic_load_n(&c->owner, __ATOMIC_RELAXED) ==
-					HPM_CACHE_REAPING;
+				retry = __atomic_load_n(&c->owner, __ATOMIC_RELAXED) < 0;
 				c = NULL;
 			}
 		}
@@ -995,9 +995,12 @@ hpm_cache_reap(struct hpm_arena *locked)
 		if (c == NULL || (locked != NULL && cache_socket_now(c) != locked->socket))
 			continue;
 		owner = __atomic_load_n(&c->owner, __ATOMIC_ACQUIRE);
-		if (owner <= 0 || owner == hpm_lock_self || hpm_pid_alive(owner) ||
-			!__atomic_compare_exchange_n(&c->owner, &owner, HPM_CACHE_REAPING, false,
-				__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		/* nobody's, ours, a live process's, or one a live survivor empties */
+		if (owner == 0 || hpm_cache_owner_pid(owner) == hpm_lock_self ||
+			hpm_pid_alive(hpm_cache_owner_pid(owner)) ||
+			!__atomic_compare_exchange_n(&c->owner, &owner,
+				hpm_cache_reaping(hpm_lock_self), false, __ATOMIC_ACQ_REL,
+				__ATOMIC_RELAXED))
 			continue;
 		cache_held(c, &bytes, &blocks);
 		if (locked != NULL)
@@ -1007,9 +1010,10 @@ hpm_cache_reap(struct hpm_arena *locked)
 		thread_hold(c, 0);
 		__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
 		HPM_LOG(NOTICE,
-			"cache %u: its process %d is dead; the %" PRIu64
+			"cache %u: its process %d%s is dead; the %" PRIu64
 			" blocks (%zu bytes) of its cache are back in the heap",
-			lcore, owner, blocks, bytes);
+			lcore, hpm_cache_owner_pid(owner),
+			owner < 0 ? " (which was emptying it)" : "", blocks, bytes);
 		reaped++;
 	}
 	return reaped;

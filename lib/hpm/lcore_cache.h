@@ -205,8 +205,24 @@ static_assert(HPM_CACHE_SLOTS <= HPM_GRAN_OWNERS, "every cache slot may own gran
 #define HPM_XFER_CAP 64
 #define HPM_XFER_BYTES (UINT32_C(512) << 10)
 
-/** A cache's owner while a survivor gives a dead owner's blocks back. */
-#define HPM_CACHE_REAPING (-1)
+/**
+ * A cache's owner while a survivor gives a dead owner's blocks back: the
+ * survivor's pid, negated, so that another can tell when the survivor dies
+ * too (a mark without the pid stayed for good: the blocks lost, the lcore
+ * on the cache lock at every call).
+ */
+static inline int
+hpm_cache_reaping(int pid)
+{
+	return -pid;
+}
+
+/** The process an owner names: its pid, or the reaper's. */
+static inline int
+hpm_cache_owner_pid(int owner)
+{
+	return owner < 0 ? -owner : owner;
+}
 
 struct hpm_lcore_cache {
 	int socket;
