@@ -28,14 +28,18 @@
  *   the lcore took the cache lock at every call). A thread plays the dead:
  *   it frees 8 blocks into its cache, writes the mark of a child process
  *   that has exited, and lets go of the cache without emptying it.
+ * slots: a thread that found every thread slot taken (main's and 127 other
+ *   threads') allocates on the locked path; once a slot is free again it
+ *   gets a cache within a few thousand allocations (it kept none for good).
  *
- * usage: test_thread_cache budget|key|exit|threads|reaper
+ * usage: test_thread_cache budget|key|exit|threads|reaper|slots
  */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -346,6 +350,71 @@ case_reaper(void)
 	hpm_fini();
 }
 
+/* slots */
+
+#define HOLDERS (HPM_CACHE_THREAD_SLOTS - 1)
+static pthread_barrier_t holders_up;
+static uint32_t let_first_go, let_all_go, slotless_done;
+
+static void *
+holder_thread(void *arg)
+{
+	bool first = (uintptr_t)arg == 0;
+
+	hpm_free(hpm_malloc("slots", 64, 0));
+	CHECK(hpm_cache_get() != NULL, "slots: a holder has no cache");
+	pthread_barrier_wait(&holders_up);
+	while (!__atomic_load_n(first ? &let_first_go : &let_all_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+static void *
+slotless_thread(void *arg)
+{
+	unsigned int i;
+
+	RTE_SET_USED(arg);
+	hpm_free(hpm_malloc("slots", 64, 0));
+	CHECK(hpm_cache_get() == NULL, "slots: a cache with every slot taken");
+	/* a slot comes free */
+	__atomic_store_n(&let_first_go, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&slotless_done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	for (i = 0; i < 3 * 4096 && hpm_cache_get() == NULL; i++)
+		hpm_free(hpm_malloc("slots", 64, 0));
+	printf("slots: %u allocations after a slot came free, %s cache\n", i,
+		hpm_cache_get() != NULL ? "a" : "no");
+	CHECK(hpm_cache_get() != NULL, "slots: no cache after %u allocations, a slot free", i);
+	return NULL;
+}
+
+static void
+case_slots(void)
+{
+	struct hpm_config cfg = anon_config();
+	pthread_t holders[HOLDERS], t;
+	unsigned int i;
+
+	CHECK(hpm_init(&cfg) == 0, "hpm_init");
+	hpm_free(hpm_malloc("slots", 64, 0)); /* main's slot */
+	pthread_barrier_init(&holders_up, NULL, HOLDERS + 1);
+	for (i = 0; i < HOLDERS; i++)
+		CHECK(pthread_create(&holders[i], NULL, holder_thread, (void *)(uintptr_t)i) == 0,
+			"pthread_create");
+	pthread_barrier_wait(&holders_up);
+	CHECK(pthread_create(&t, NULL, slotless_thread, NULL) == 0, "pthread_create");
+	pthread_join(holders[0], NULL); /* its slot is free once it has exited */
+	__atomic_store_n(&slotless_done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	__atomic_store_n(&let_all_go, 1, __ATOMIC_RELEASE);
+	for (i = 1; i < HOLDERS; i++)
+		pthread_join(holders[i], NULL);
+	pthread_barrier_destroy(&holders_up);
+	CHECK(hpm_heap_check() == 0, "slots: heap check");
+	hpm_fini();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -362,8 +431,10 @@ main(int argc, char **argv)
 		case_threads();
 	else if (!strcmp(which, "reaper"))
 		case_reaper();
+	else if (!strcmp(which, "slots"))
+		case_slots();
 	else {
-		fprintf(stderr, "usage: %s budget|key|exit|threads|reaper\n", argv[0]);
+		fprintf(stderr, "usage: %s budget|key|exit|threads|reaper|slots\n", argv[0]);
 		return 2;
 	}
 	if (rc == TEST_SKIP)
