@@ -988,8 +988,8 @@ hpm_cache_reap(struct hpm_arena *locked)
 	for (lcore = 0; lcore < HPM_CACHE_SLOTS; lcore++) {
 		struct hpm_lcore_cache *c =
 			__atomic_load_n(&hpm_state->caches[lcore], __ATOMIC_ACQUIRE);
-		size_t bytes;
-		uint64_t blocks;
+		size_t bytes, left_bytes;
+		uint64_t blocks, left;
 		int owner;
 
 		if (c == NULL || (locked != NULL && cache_socket_now(c) != locked->socket))
@@ -1007,13 +1007,22 @@ hpm_cache_reap(struct hpm_arena *locked)
 			flush_all_locked(locked, c);
 		else
 			hpm_cache_flush_all(c);
+		/* a torn heap takes nothing back: the blocks stay, for whoever claims the cache */
+		cache_held(c, &left_bytes, &left);
 		thread_hold(c, 0);
 		__atomic_store_n(&c->owner, 0, __ATOMIC_RELEASE);
-		HPM_LOG(NOTICE,
-			"cache %u: its process %d%s is dead; the %" PRIu64
-			" blocks (%zu bytes) of its cache are back in the heap",
-			lcore, hpm_cache_owner_pid(owner),
-			owner < 0 ? " (which was emptying it)" : "", blocks, bytes);
+		if (left != 0)
+			HPM_LOG(WARNING,
+				"cache %u: its process %d%s is dead; the heap is torn: %" PRIu64
+				" blocks (%zu bytes) stay in the cache",
+				lcore, hpm_cache_owner_pid(owner),
+				owner < 0 ? " (which was emptying it)" : "", left, left_bytes);
+		else
+			HPM_LOG(NOTICE,
+				"cache %u: its process %d%s is dead; the %" PRIu64
+				" blocks (%zu bytes) of its cache are back in the heap",
+				lcore, hpm_cache_owner_pid(owner),
+				owner < 0 ? " (which was emptying it)" : "", blocks, bytes);
 		reaped++;
 	}
 	return reaped;
