@@ -286,8 +286,6 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 			goto fail_region;
 		c->meta_size = meta_size;
 		c->units_cap = n;
-		for (i = 0; i < n; i++)
-			hpm_unit_no_blocks(&c->units[i]);
 	}
 	/* nothing of it is the application's until a block is handed out */
 	HPM_POISON(r.va, r.len);

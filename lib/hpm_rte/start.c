@@ -49,7 +49,7 @@ static void
 start(void)
 {
 	struct hpm_config cfg;
-	const char *why = NULL, *whose = "";
+	const char *why = NULL, *whose = "", *source;
 	bool secondary;
 	int rc;
 
@@ -84,13 +84,13 @@ start(void)
 	 * (hugetlbfs, anonymous): no IOVA that EAL knows, no secondary sees
 	 * it. rte_malloc stays EAL's; the application keeps its heap.
 	 */
-	if (rc == -EALREADY &&
-		(hpm_source_name() == NULL || strcmp(hpm_source_name(), "eal") != 0)) {
+	source = hpm_source_name();
+	if (rc == -EALREADY && (source == NULL || strcmp(source, "eal") != 0)) {
 		set_mode(HPM_RTE_OFF);
 		HPM_RTE_LOG(WARNING,
 			"rte_malloc backend: EAL (the application's hpmalloc heap is on %s, not "
 			"EAL's memory)",
-			hpm_source_name() != NULL ? hpm_source_name() : "no memory");
+			source != NULL ? source : "no memory");
 		return;
 	}
 	if (secondary)
@@ -98,7 +98,7 @@ start(void)
 	else if (rc == -EALREADY)
 		whose = ", started by the application";
 	set_mode(HPM_RTE_ON);
-	HPM_RTE_LOG(NOTICE, "rte_malloc backend: hpmalloc (source %s%s)", hpm_source_name(), whose);
+	HPM_RTE_LOG(NOTICE, "rte_malloc backend: hpmalloc (source %s%s)", source, whose);
 }
 
 HPM_RTE_EXPORT int
