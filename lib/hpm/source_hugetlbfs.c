@@ -8,10 +8,13 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include <linux/falloc.h>
 
 #include "log.h"
 #include "source_hugetlbfs.h"
@@ -125,12 +128,22 @@ reserve_contig(struct hpm_region *r, size_t len, size_t align, int socket, size_
 			munmap(va, len);
 			goto out;
 		}
+	munmap(tmp, pool * page_size);
+	tmp = MAP_FAILED;
+	/* the file lives on while va maps it: the pages outside the run go now */
+	for (i = 0; i < pool; i++)
+		if ((i < best || i >= best + need) &&
+			fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				(off_t)(frames[i].page * page_size), (off_t)page_size) != 0)
+			HPM_LOG(WARNING,
+				"hugetlbfs: cannot give back a page of a contiguous pool: %s",
+				strerror(errno));
 	fill_region(r, va, len, socket);
 	rc = 0;
 out:
 	if (tmp != MAP_FAILED)
 		munmap(tmp, pool * page_size);
-	/* the pages outside the run: only the file holds them, and it goes */
+	/* failed: no mapping holds the file, and its pages go with it */
 	if (fd >= 0)
 		close(fd);
 	free(frames);
@@ -142,21 +155,22 @@ reserve_plain(struct hpm_region *r, size_t len, size_t align, int socket)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
 		(rte_log2_u64(page_size) << MAP_HUGE_SHIFT);
-	size_t map_len;
-	uint8_t *va, *aligned;
-	size_t head;
+	uint8_t *range = NULL, *aligned;
 	int rc;
 
-	map_len = len + align - page_size;
-	va = mmap(NULL, map_len, PROT_READ | PROT_WRITE, flags, -1, 0);
-	if (va == MAP_FAILED)
+	/*
+	 * A larger alignment: the address range first, with no hugepage behind
+	 * it, then the pages at its aligned start (a hugetlb mapping of len +
+	 * align would reserve align's pages too, and fail where len's are free).
+	 */
+	if (align > page_size && (range = reserve_va(len, align)) == NULL)
 		return -ENOMEM;
-	aligned = RTE_PTR_ALIGN_CEIL(va, align);
-	head = aligned - va;
-	if (head)
-		munmap(va, head);
-	if (map_len - head - len)
-		munmap(aligned + len, map_len - head - len);
+	aligned = mmap(range, len, PROT_READ | PROT_WRITE, flags | (range ? MAP_FIXED : 0), -1, 0);
+	if (aligned == MAP_FAILED) {
+		if (range != NULL)
+			munmap(range, len);
+		return -ENOMEM;
+	}
 	rc = hpm_source_bind(aligned, len, socket, true);
 	if (rc == 0 && madvise(aligned, len, MADV_POPULATE_WRITE) != 0)
 		rc = -ENOMEM;

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The hugetlbfs source on its own (the sources' layer and below): a region
+ * aligned far beyond its length takes the hugepages of its length only.
+ * It mapped len + align of hugepages and cut the ends off, so the kernel
+ * reserved align's pages first: 2 MiB aligned to 1 TiB failed with ENOMEM
+ * on a machine with a few GiB of hugepages. The case reserves 2 MiB at
+ * 1 TiB, 4 MiB at 64 GiB and 2 MiB at 4 MiB, checks the address and the
+ * memory (written, read back), and that this process maps the region's
+ * hugepages and no more, then none after the release.
+ */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "source_hugetlbfs.h"
+#include "test_common.h"
+
+#define MIB(n) ((size_t)(n) << 20)
+
+/* Hugetlb memory mapped by this process (/proc/self/status), in bytes; -1 if unknown. */
+static long long
+self_hugetlb_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	long long kb = -1;
+	char line[256];
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "HugetlbPages: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+static long
+free_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	long n = -1;
+
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+int
+main(void)
+{
+	static const struct {
+		size_t len;
+		size_t align;
+	} cases[] = {
+		{MIB(2), (size_t)1 << 40},
+		{MIB(4), (size_t)1 << 36},
+		{MIB(2), MIB(4)},
+	};
+	const struct hpm_source_ops *src = &hpm_source_hugetlbfs;
+	unsigned int i;
+
+	if (free_hugepages() < 16) {
+		printf("source_hugetlbfs: fewer than 16 free 2 MiB hugepages, skipped\n");
+		return TEST_SKIP;
+	}
+	hpm_source_hugetlbfs_set_page_size(MIB(2));
+	for (i = 0; i < RTE_DIM(cases); i++) {
+		size_t len = cases[i].len, align = cases[i].align, off;
+		long long before = self_hugetlb_bytes(), mapped;
+		struct hpm_region r;
+		uint8_t *p;
+		int rc;
+
+		rc = src->reserve(&r, len, align, 0, 0);
+		CHECK(rc == 0, "%zu MiB aligned to %zu MiB: %d", len >> 20, align >> 20, rc);
+		if (rc != 0)
+			continue;
+		p = r.va;
+		mapped = self_hugetlb_bytes() - before;
+		CHECK(r.len == len && ((uintptr_t)p & (align - 1)) == 0,
+			"%zu MiB aligned to %zu MiB: %p, %zu bytes", len >> 20, align >> 20, r.va,
+			r.len);
+		CHECK(mapped == (long long)len, "%zu MiB aligned to %zu MiB: %lld bytes mapped",
+			len >> 20, align >> 20, mapped);
+		for (off = 0; off < len; off += 4096)
+			p[off] = (uint8_t)(off >> 12);
+		for (off = 0; off < len; off += 4096)
+			if (p[off] != (uint8_t)(off >> 12)) {
+				CHECK(false, "%zu MiB aligned to %zu MiB: byte %zu", len >> 20,
+					align >> 20, off);
+				break;
+			}
+		printf("%zu MiB aligned to %zu MiB at %p: %lld bytes mapped\n", len >> 20,
+			align >> 20, r.va, mapped);
+		src->release(&r);
+		CHECK(self_hugetlb_bytes() == before,
+			"after the release: %lld bytes mapped, %lld before", self_hugetlb_bytes(),
+			before);
+	}
+	return test_end("source_hugetlbfs");
+}
