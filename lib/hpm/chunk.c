@@ -285,7 +285,18 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 		if (c == NULL)
 			goto fail_region;
 		c->meta_size = meta_size;
+		/*
+		 * The room its metadata class gives (a power of two): as a spare, the
+		 * descriptor then serves chunks of up to that many units. Made for n
+		 * exactly, each chunk larger than the last left one more spare for
+		 * good (1000 chunks growing by 2 MiB: 84 MiB of metadata, empty heap).
+		 */
 		c->units_cap = n;
+		if (meta_size <= ((size_t)1 << HPM_META_MAX_LOG2))
+			while (chunk_meta_size(c->units_cap + 1) <= hpm_meta_bytes(c, meta_size))
+				c->units_cap++;
+		for (i = n; i < c->units_cap; i++)
+			unit_poison(&c->units[i]);
 	}
 	/* nothing of it is the application's until a block is handed out */
 	HPM_POISON(r.va, r.len);
@@ -398,6 +409,20 @@ take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigne
 	return &c->units[pos];
 }
 
+/* Every empty chunk back to the source, retained or not. */
+static void
+release_empty(struct hpm_chunk_set *cs)
+{
+	struct hpm_chunk *c, *next;
+
+	for (c = cs->chunks; c != NULL && cs->empty_bytes != 0; c = next) {
+		next = c->next;
+		if (c->nfree == c->nunits)
+			chunk_release(cs, c);
+	}
+	cs->release_due_ms = 0;
+}
+
 struct hpm_unit *
 hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig,
 	enum hpm_unit_role role)
@@ -440,6 +465,16 @@ search:
 	/* a headed chunk has a unit less for runs: growth, not a chunk of exactly n */
 	c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig,
 		align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
+	/*
+	 * The source is short (EAL's --socket-limit, the hugepage pool): the
+	 * empty chunks kept for reuse were too small for this request, or cut the
+	 * source's memory up; give them all back and ask once more.
+	 */
+	if (c == NULL && cs->empty_bytes != 0) {
+		release_empty(cs);
+		c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig,
+			align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
+	}
 	if (c == NULL)
 		return NULL;
 	cs->grown_for[role]++;
@@ -510,8 +545,12 @@ hpm_chunk_give(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n)
 	c->nfree += n;
 	c->lowfree = RTE_MIN(c->lowfree, u->index);
 	cs->hint = c;
-	if (c->nfree < c->nunits)
+	if (c->nfree < c->nunits) {
+		/* another chunk's delay may be over: any give of units looks */
+		if (cs->release_due_ms != 0 && (now = hpm_chunk_now_ms()) >= cs->release_due_ms)
+			hpm_chunk_release_idle(cs, now);
 		return;
+	}
 	cs->empty_bytes += c->bytes;
 	if (cs->empty_bytes <= cs->retain_size)
 		return;
