@@ -311,6 +311,23 @@ test_external_heap(void)
 	q = rte_realloc_socket(h, 200, 0, socket);
 	CHECK(q >= mem && q < mem + len && strcmp(q, "moved") == 0, "hpmalloc block onto the heap");
 	rte_free(q);
+	/* a block of hpm_malloc()'s, every byte of it (debug mode: usable 100 exactly) */
+	h = hpm_malloc("hpm", 100, 0);
+	if (h != NULL) {
+		size_t size = 0;
+
+		memset(h, 'h', 100);
+		CHECK(rte_malloc_validate(h, &size) == 0 && size >= 100 &&
+				size == hpm_malloc_usable_size(h),
+			"validate of hpm_malloc(100): size %zu, usable %zu", size,
+			hpm_malloc_usable_size(h));
+	}
+	q = rte_realloc_socket(h, 200, 0, socket);
+	CHECK(q >= mem && q < mem + len && q[0] == 'h' && q[63] == 'h' && q[64] == 'h' &&
+			q[99] == 'h',
+		"hpm_malloc(100) onto the heap: %p, bytes 64 and 99: %c %c", q, q ? q[64] : 0,
+		q ? q[99] : 0);
+	rte_free(q);
 	s1 = stats();
 	CHECK(s1.eal_external >= s0.eal_external + 4, "external calls %" PRIu64 " -> %" PRIu64,
 		s0.eal_external, s1.eal_external);
@@ -343,11 +360,23 @@ test_stats(void)
 			s0.heap_freesz_bytes ==
 				e.heap_freesz_bytes + h.heap_freesz_bytes - hs.overhead_bytes,
 		"free");
+	/* blocks: EAL's own, and hpmalloc's in place of its memzones (each was one) */
+	CHECK(s0.alloc_count == e.alloc_count - hs.chunks - hs.meta_regions + h.alloc_count,
+		"blocks: %u, EAL's %u less %u memzones, and hpmalloc's %u", s0.alloc_count,
+		e.alloc_count, hs.chunks + hs.meta_regions, h.alloc_count);
 	p = rte_malloc("stats", 1 << 20, 0);
 	CHECK(rte_malloc_get_socket_stats(socket, &s1) == 0, "stats");
 	CHECK(s1.heap_allocsz_bytes >= s0.heap_allocsz_bytes + (1 << 20), "1 MiB not counted");
-	CHECK(s1.alloc_count >= s0.alloc_count + 1, "alloc count");
+	CHECK(s1.alloc_count == s0.alloc_count + 1, "alloc count %u, %u before", s1.alloc_count,
+		s0.alloc_count);
 	rte_free(p);
+	/* a block that takes a chunk of its own, kept when the block goes */
+	p = rte_malloc("stats", 40 << 20, 0);
+	CHECK(p != NULL, "40 MiB");
+	rte_free(p);
+	CHECK(rte_malloc_get_socket_stats(socket, &s1) == 0, "stats");
+	CHECK(s1.alloc_count == s0.alloc_count, "alloc count %u after the 40 MiB block, %u before",
+		s1.alloc_count, s0.alloc_count);
 	CHECK(rte_malloc_get_socket_stats(-5, &s1) != 0, "stats of a bad socket");
 	f = fmemopen(buf, sizeof(buf) - 1, "w");
 	if (f != NULL) {

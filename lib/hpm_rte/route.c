@@ -38,22 +38,13 @@ hpm_owns(const void *p)
 
 /*
  * Sizes as EAL has them: rounded up to a cache line (malloc_heap_alloc() does
- * so). A block's usable size rounded down to a cache line, which
- * rte_malloc_validate() reports, is then at least the size asked for, and is
- * EAL's answer when hpmalloc's block has no room to spare.
+ * so), so that the usable size rte_malloc_validate() reports of the shim's
+ * blocks is a multiple of one, as EAL's (but with HPM_CFG_F_SMALL_HEAP).
  */
 static __rte_always_inline size_t
 eal_size(size_t size)
 {
 	return likely(size <= SIZE_MAX - RTE_CACHE_LINE_SIZE) ? RTE_CACHE_LINE_ROUNDUP(size) : size;
-}
-
-/* What rte_malloc_validate() reports of an hpmalloc block (see eal_size()). */
-static inline size_t
-eal_usable(size_t usable)
-{
-	return usable >= RTE_CACHE_LINE_SIZE ? RTE_ALIGN_FLOOR(usable, RTE_CACHE_LINE_SIZE)
-					     : usable;
 }
 
 /* The socket of an external heap (rte_malloc_heap_create()): EAL's. */
@@ -300,8 +291,7 @@ move_into_eal(struct hpm_rte_tls *t, void *ptr, size_t size, unsigned int align,
 	p = eal_alloc(t, ALLOC_MALLOC, NULL, 1, size, align, socket);
 	if (p == NULL)
 		return NULL;
-	/* the block's size as rte_malloc_validate() gives it: what the shim asked for */
-	memcpy(p, ptr, RTE_MIN(eal_usable(old), size));
+	memcpy(p, ptr, RTE_MIN(old, size));
 	NESTED(t, hpm_free(ptr));
 	return p;
 }
@@ -352,8 +342,10 @@ HPM_RTE_FN(rte_malloc_validate)(const void *ptr, size_t *size)
 		if (hpm_owns(ptr)) {
 			hpm_rte_count_hpm(t, HPM_RTE_OP_OTHER);
 			NESTED(t, rc = hpm_malloc_validate(ptr, &usable));
+			/* usable: rounded down to a cache line, a block hpm_malloc() made in
+			 * debug mode (its usable size is the size asked for) came out short */
 			if (rc == 0 && size != NULL)
-				*size = eal_usable(usable);
+				*size = usable;
 			return rc;
 		}
 		hpm_rte_count_eal(t, HPM_RTE_OP_OTHER, HPM_RTE_C_FOREIGN);
@@ -396,6 +388,8 @@ merge_stats(struct rte_malloc_socket_stats *s, const struct rte_malloc_socket_st
 		s->heap_freesz_bytes += zones - RTE_MIN(zones, h->heap_allocsz_bytes);
 		s->heap_allocsz_bytes += h->heap_allocsz_bytes;
 		s->free_count += h->free_count;
+		/* and each memzone as a block: hpmalloc's blocks stand for them */
+		s->alloc_count -= RTE_MIN(s->alloc_count, hs->chunks + hs->meta_regions);
 		s->alloc_count += h->alloc_count;
 		return;
 	} else {
