@@ -59,6 +59,29 @@ number(const char *json, const char *from, const char *key)
 	return at != NULL ? strtoll(at + strlen(pattern), NULL, 10) : -1;
 }
 
+/* Every "key":{ in json is there once (the classes' keys; their fields repeat). */
+static bool
+keys_unique(const char *json)
+{
+	const char *k, *end;
+	char key[80];
+
+	for (k = strchr(json, '"'); k != NULL; k = strchr(end + 1, '"')) {
+		end = strchr(k + 1, '"');
+		if (end == NULL)
+			return true;
+		if (end[1] == ':' && end[2] == '{' && (size_t)(end - k + 3) < sizeof(key)) {
+			memcpy(key, k, end - k + 3);
+			key[end - k + 3] = '\0';
+			if (strstr(strstr(json, key) + 1, key) != NULL) {
+				printf("key %s twice\n", key);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 static const char *const roles[] = {"free", "heap_span", "gran4k", "gran64k", "large", "slab"};
 
 /* The dictionary "key": by role of /hpm/heap_info (*at), and its sum; -1 if absent. */
@@ -101,6 +124,9 @@ main(void)
 		p[i] = hpm_malloc("tel", 64 + i * 100, i % 3 == 0 ? 4096 : 0);
 	for (i = 0; i < 50; i++)
 		hpm_free(p[i]);
+	/* 8 KiB runs at 4K and at 8K alignment, each into its class */
+	hpm_free(hpm_malloc("tel", 8192, 4096));
+	hpm_free(hpm_malloc("tel", 8192, 8192));
 	fd = connect_telemetry();
 	if (fd < 0) {
 		printf("no telemetry socket: skipped\n");
@@ -162,8 +188,26 @@ main(void)
 		"hits of lcore 0: telemetry %lld, API %" PRIu64,
 		number(json, strstr(json, "lcore_0"), "hits"), cs.hits);
 	CHECK(query(fd, "/hpm/caches,0", json, sizeof(json)) == 0 &&
-			strstr(json, "class_4096") != NULL && strstr(json, "class_48") != NULL,
-		"/hpm/caches,0 per class: %.200s", json);
+			strstr(json, "\"class_4096\"") != NULL &&
+			strstr(json, "\"class_192\"") != NULL &&
+			strstr(json, "\"class_48\"") == NULL,
+		"/hpm/caches,0 per class (4 KiB and 192 B used, 48 B not): %.200s", json);
+	/* runs of 8 KiB at two alignments: two classes, two keys (each key was class_8192) */
+	CHECK(strstr(json, "\"run_8192_align_4096\"") != NULL &&
+			strstr(json, "\"run_8192_align_8192\"") != NULL,
+		"/hpm/caches,0: 8 KiB runs at 4K and 8K alignment: %.300s", json);
+	CHECK(keys_unique(json), "/hpm/caches,0 repeats a key");
+	printf("/hpm/caches,0: %zu bytes\n", strlen(json));
+	/* parameters: a number and nothing more, in range */
+	CHECK(query(fd, "/hpm/caches,0junk", json, sizeof(json)) == 0 &&
+			strstr(json, "null") != NULL,
+		"/hpm/caches,0junk: %.200s", json);
+	CHECK(query(fd, "/hpm/caches,4294967296", json, sizeof(json)) == 0 &&
+			strstr(json, "null") != NULL,
+		"/hpm/caches,4294967296 (lcore 0 once cut to 32 bits): %.200s", json);
+	CHECK(query(fd, "/hpm/heap_info,0abc", json, sizeof(json)) == 0 &&
+			strstr(json, "null") != NULL,
+		"/hpm/heap_info,0abc: %.200s", json);
 	close(fd);
 	for (i = 50; i < 100; i++)
 		hpm_free(p[i]);

@@ -156,7 +156,7 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (hpm_state == NULL || params == NULL)
 		return -EINVAL;
 	socket = strtol(params, &end, 10);
-	if (end == params || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
+	if (end == params || *end != '\0' || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
 		!hpm_state_has_socket(hpm_state, (int)socket))
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
@@ -185,12 +185,30 @@ add_cache_stats(struct rte_tel_data *d, const struct hpm_cache_stats *cs)
 	hpm_tel_dict_add_u64(d, "flushes", cs->flushes);
 }
 
-/* /hpm/caches: every lcore's totals; /hpm/caches,<lcore>: that lcore's classes. */
+/*
+ * A class's key: its block size; the granule runs' classes, which have each
+ * size at five alignments, with the alignment (a JSON reader keeps one value
+ * of a repeated key).
+ */
+static void
+class_key(unsigned int cls, char *name, size_t len)
+{
+	if (cls >= HPM_CACHE_RUN0)
+		snprintf(name, len, "run_%zu_align_%zu", hpm_cache_class_size(cls),
+			hpm_cache_run_align(cls));
+	else
+		snprintf(name, len, "class_%zu", hpm_cache_class_size(cls));
+}
+
+/*
+ * /hpm/caches: every lcore's totals; /hpm/caches,<lcore>: that lcore's
+ * classes that have been used (all 156 would not fit a reply).
+ */
 static int
 tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct hpm_cache_stats cs;
-	char name[32];
+	char name[48];
 	unsigned int lcore, cls;
 
 	RTE_SET_USED(cmd);
@@ -198,20 +216,26 @@ tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (hpm_state == NULL)
 		return 0;
 	if (params != NULL && *params != '\0') {
+		unsigned long n;
 		char *end;
 
-		lcore = strtoul(params, &end, 10);
-		if (end == params || hpm_cache_stats(lcore, -1, &cs) != 0)
+		n = strtoul(params, &end, 10);
+		if (end == params || *end != '\0' || n >= HPM_CACHE_SLOTS ||
+			hpm_cache_stats((unsigned int)n, -1, &cs) != 0)
 			return -EINVAL;
+		lcore = (unsigned int)n;
 		for (cls = 0; cls < hpm_cache_class_count(); cls++) {
-			struct rte_tel_data *c = rte_tel_data_alloc();
+			struct rte_tel_data *c;
 
+			hpm_cache_stats(lcore, cls, &cs);
+			if (cs.blocks == 0 && cs.hits == 0 && cs.misses == 0 && cs.flushes == 0)
+				continue;
+			c = rte_tel_data_alloc();
 			if (c == NULL)
 				return -ENOMEM;
 			rte_tel_data_start_dict(c);
-			hpm_cache_stats(lcore, cls, &cs);
 			add_cache_stats(c, &cs);
-			snprintf(name, sizeof(name), "class_%zu", hpm_cache_class_size(cls));
+			class_key(cls, name, sizeof(name));
 			rte_tel_data_add_dict_container(d, name, c, 0);
 		}
 		return 0;
@@ -243,7 +267,7 @@ RTE_INIT(hpm_telemetry_register)
 	rte_telemetry_register_cmd("/hpm/heap_info", tel_heap_info,
 		"hpmalloc heap of a socket: statistics, chunks, units by role. Parameters: socket");
 	rte_telemetry_register_cmd("/hpm/caches", tel_caches,
-		"hpmalloc per-lcore caches: totals per lcore, or per class with an lcore. "
+		"hpmalloc per-lcore caches: totals per lcore, or per class used with an lcore. "
 		"Parameters: [lcore]");
 }
 
