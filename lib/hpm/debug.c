@@ -28,7 +28,9 @@ struct record {
 	uint8_t *inner;
 	size_t size;
 	char type[TYPE_LEN];
-	uint64_t reserved;
+	/* found written outside its bounds: counted and logged once */
+	uint32_t reported;
+	uint32_t reserved;
 };
 
 /* Records of live debug blocks: open addressing by address, in shared metadata. */
@@ -164,9 +166,13 @@ canaries_intact(const struct record *r, const char **where)
 	return true;
 }
 
+/* A block found written outside its bounds, the first time. Table locked. */
 static void
-report(const struct record *r, const char *where)
+report(struct record *r, const char *where)
 {
+	if (r->reported)
+		return;
+	r->reported = 1;
 	table->corruptions++;
 	HPM_LOG(ERR, "debug: block %p (type %s, %zu bytes) was written %s", r->user,
 		r->type[0] != '\0' ? r->type : "-", r->size, where);
@@ -245,10 +251,30 @@ debug_free(void *p)
 	return true;
 }
 
+/* The size of the live block at p (0: none), and its type into type if not NULL. */
+static size_t
+debug_lookup(const void *p, char *type)
+{
+	const struct record *r;
+	size_t size = 0;
+
+	if (!hpm_lock(&table->lock))
+		return 0;
+	r = find(p);
+	if (r != NULL) {
+		size = r->size;
+		if (type != NULL)
+			memcpy(type, r->type, TYPE_LEN);
+	}
+	hpm_unlock(&table->lock);
+	return size;
+}
+
 static void *
 debug_realloc(void *p, size_t size, unsigned int align, int socket)
 {
-	size_t old = debug_usable(p);
+	char type[TYPE_LEN] = "";
+	size_t old = debug_lookup(p, type);
 	void *q;
 
 	if (old == 0) {
@@ -256,7 +282,7 @@ debug_realloc(void *p, size_t size, unsigned int align, int socket)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	q = debug_alloc(NULL, size, align, socket, 0);
+	q = debug_alloc(type, size, align, socket, 0);
 	if (q == NULL)
 		return NULL;
 	memcpy(q, p, RTE_MIN(old, size));
@@ -267,16 +293,7 @@ debug_realloc(void *p, size_t size, unsigned int align, int socket)
 static size_t
 debug_usable(const void *p)
 {
-	const struct record *r;
-	size_t size = 0;
-
-	if (!hpm_lock(&table->lock))
-		return 0;
-	r = find(p);
-	if (r != NULL)
-		size = r->size;
-	hpm_unlock(&table->lock);
-	return size;
+	return debug_lookup(p, NULL);
 }
 
 unsigned int
