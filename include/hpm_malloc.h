@@ -168,7 +168,7 @@ struct hpm_config {
 	 * allocates again, and hpm_heap_trim() gives back at once.
 	 */
 	unsigned int release_delay_ms;
-	/** Bytes reserved on each socket at hpm_init() (default 0: grow on demand). */
+	/** Bytes reserved on each socket at hpm_init() (default 0: grow on demand; at most 2^46). */
 	size_t initial_size;
 	/** Hugepage size for HPM_SOURCE_HUGETLBFS: 2 MiB (default) or 1 GiB. */
 	size_t hugepage_size;

@@ -246,6 +246,11 @@ check_init_errors(void)
 	cfg.flags = RTE_BIT32(31);
 	rc = hpm_init(&cfg);
 	CHECK(rc == -EINVAL, "unknown flag: %d", rc);
+	/* rounded up to a unit, SIZE_MAX wrapped to 0: a reservation of nothing, ENOMEM */
+	hpm_config_defaults(&cfg);
+	cfg.initial_size = SIZE_MAX;
+	rc = hpm_init(&cfg);
+	CHECK(rc == -EINVAL, "initial_size SIZE_MAX: %d", rc);
 	if (!is_eal()) {
 		hpm_config_defaults(&cfg);
 		cfg.source = HPM_SOURCE_EAL;

@@ -76,7 +76,7 @@ config_check(const struct hpm_config *cfg)
 				HPM_CFG_F_SMALL_HEAP | HPM_CFG_F_LEAN_CACHE)) != 0 ||
 		cfg->cache_max > HPM_CACHE_CAP ||
 		(cfg->cache_max != 0 && cfg->cache_min > cfg->cache_max) || cfg->cache_share == 0 ||
-		cfg->fake_sockets > RTE_MAX_NUMA_NODES)
+		cfg->fake_sockets > RTE_MAX_NUMA_NODES || cfg->initial_size > HPM_SIZE_MAX)
 		return -EINVAL;
 	return 0;
 }

@@ -31,8 +31,6 @@
  */
 #define HPM_HIT_PATH __rte_hot __rte_aligned(RTE_CACHE_LINE_SIZE)
 
-/* Past this no source has the memory, and unit counts would overflow. */
-#define HPM_SIZE_MAX (UINT64_C(1) << 46)
 #define HPM_MIN_ALIGN 64u
 
 #define ALLOC_F_ZERO HPM_ALLOC_F_ZERO

@@ -29,6 +29,8 @@
 
 #define HPM_UNIT_SHIFT 21
 #define HPM_UNIT_SIZE (UINT64_C(1) << HPM_UNIT_SHIFT)
+/** Past this no source has the memory, and unit counts would overflow: the largest block. */
+#define HPM_SIZE_MAX (UINT64_C(1) << 46)
 
 /** A region of memory from a source; lives in shared metadata. */
 struct hpm_region {
