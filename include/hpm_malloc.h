@@ -430,7 +430,8 @@ void *hpm_realloc_socket(void *ptr, size_t size, unsigned int align, int socket)
  *   NUMA socket or SOCKET_ID_ANY.
  * @return
  *   The block, or NULL with rte_errno set: ENOTSUP when the source has no
- *   IOVA (anon), ENOMEM when no contiguous range can be had.
+ *   IOVA (anon) or cannot read the pages' frames (hugetlbfs without
+ *   CAP_SYS_ADMIN), ENOMEM when no contiguous range can be had.
  */
 void *hpm_malloc_contig(const char *type, size_t size, unsigned int align,
 	int socket) __hpm_malloc __hpm_dealloc_free __hpm_alloc_size(2) __hpm_alloc_align(3);

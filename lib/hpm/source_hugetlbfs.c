@@ -107,8 +107,11 @@ reserve_contig(struct hpm_region *r, size_t len, size_t align, int socket, size_
 	for (i = 0; i < pool; i++) {
 		frames[i].iova = hpm_source_pagemap_iova(tmp + i * page_size);
 		frames[i].page = i;
-		if (frames[i].iova == RTE_BAD_IOVA)
+		/* no frame numbers (no CAP_SYS_ADMIN): no run can be told from a pool */
+		if (frames[i].iova == RTE_BAD_IOVA) {
+			rc = -ENOTSUP;
 			goto out;
+		}
 	}
 	qsort(frames, pool, sizeof(*frames), frame_cmp);
 	for (i = 0; i < pool && best == SIZE_MAX; i++) {
@@ -187,6 +190,7 @@ hugetlbfs_reserve(struct hpm_region *r, size_t len, size_t align, int socket, un
 {
 	bool contig = flags & HPM_RESERVE_CONTIG;
 	size_t pool, free_pages;
+	int rc;
 
 	len = RTE_ALIGN_CEIL(len, page_size);
 	align = RTE_MAX(align, page_size);
@@ -200,8 +204,9 @@ hugetlbfs_reserve(struct hpm_region *r, size_t len, size_t align, int socket, un
 		pool = RTE_MIN(pool, free_pages);
 		if (pool < len / page_size)
 			return -ENOMEM;
-		if (reserve_contig(r, len, align, socket, pool) == 0)
-			return 0;
+		rc = reserve_contig(r, len, align, socket, pool);
+		if (rc == 0 || rc == -ENOTSUP)
+			return rc;
 		if (pool == free_pages)
 			return -ENOMEM;
 	}
