@@ -26,8 +26,8 @@
  *
  * Built with AddressSanitizer or ThreadSanitizer, or with HPM_NO_INLINE
  * defined, they are plain calls of hpm_malloc() and hpm_free(). A library
- * built with a sanitizer (or in debug mode) keeps every inline call on those
- * paths.
+ * built with a sanitizer or for valgrind (-Dvalgrind=true), or in debug
+ * mode, keeps every inline call on those paths.
  */
 
 #include <stddef.h>

@@ -49,8 +49,12 @@ hpm_cache_gen_bump(void)
 	/* sequentially consistent: thread_exit() reads it after counting itself in */
 	uint64_t gen = __atomic_add_fetch(&hpm_hit.cache_gen, 1, __ATOMIC_SEQ_CST);
 
-#ifndef HPM_INLINE_SANITIZED
-	/* sanitizer builds poison and check what the inline paths would skip: no thread's */
+#if !defined(HPM_INLINE_SANITIZED) && !defined(HPM_CHECKER)
+	/*
+	 * sanitizer and valgrind builds mark and check what the inline paths
+	 * would skip (valgrind saw a fresh block's writes as invalid and a
+	 * freed one's as fine): no thread's
+	 */
 	__atomic_store_n(&hpm_inline_v1.gen, gen, __ATOMIC_RELEASE);
 #else
 	RTE_SET_USED(gen);
@@ -1116,6 +1120,29 @@ lcore_uninit(unsigned int lcore_id, void *arg)
 	t->cache = NULL;
 	t->socket = hpm_cache_none.socket;
 	t->gen = 0;
+}
+
+/*
+ * A child of fork(): the forking thread's cache is its parent's, which
+ * goes on using it (the EAL source shares it, the others copy it). The
+ * child binds anew, as any other process: an lcore id's cache whose owner
+ * lives is not its, and takes the locked path.
+ */
+static void
+fork_child(void)
+{
+	struct hpm_cache_binding *t = &hpm_cache_tls;
+
+	if (thread_key_made)
+		pthread_setspecific(thread_key, NULL);
+	t->cache = &hpm_cache_none;
+	t->socket = hpm_cache_none.socket;
+	t->gen = 0;
+}
+
+RTE_INIT(hpm_cache_fork_setup)
+{
+	pthread_atfork(NULL, NULL, fork_child);
 }
 
 /* A thread that registers gets an lcore id: its thread slot goes back, it binds anew. */

@@ -225,17 +225,19 @@ hpm_raw_alloc(size_t size, unsigned int align, int socket, unsigned int flags)
 }
 
 /*
- * Allocations on the locked path between two tries of a thread without an
- * lcore id that found every thread slot taken (a try takes the cache lock
- * and looks at each slot: about a microsecond).
+ * Allocations on the locked path between two tries of a thread that found
+ * no cache: every thread slot taken, or its lcore id's cache another live
+ * process's (a secondary's lcore the primary also runs). A try takes the
+ * cache lock and asks whether the owner lives (kill(), /proc): 10 us; made
+ * at every call, a secondary's lcore spent 11 us an allocation.
  */
 #define SLOTLESS_RETRY 4096u
 static __thread uint32_t slotless_calls;
 
 /*
- * A thread that got an lcore id after its first call binds to a cache now;
- * one that found no thread slot tries again now and then (it stayed on the
- * locked path for good, the slots freed or not).
+ * A thread without a cache tries again for one now and then (it stayed on
+ * the locked path for good, the slots or the lcore's cache freed or not).
+ * One that registers binds anew at once (lcore_cache.c's lcore callback).
  */
 static struct hpm_lcore_cache *
 cache_of_thread(void)
@@ -243,8 +245,7 @@ cache_of_thread(void)
 	struct hpm_lcore_cache *c = hpm_cache_get();
 
 	if (c == NULL && hpm_state != NULL && !(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) &&
-		hpm_state->cfg.cache_max != 0 &&
-		(rte_lcore_id() < RTE_MAX_LCORE || ++slotless_calls % SLOTLESS_RETRY == 0)) {
+		hpm_state->cfg.cache_max != 0 && ++slotless_calls % SLOTLESS_RETRY == 0) {
 		hpm_cache_tls.gen = 0;
 		c = hpm_cache_get();
 	}
