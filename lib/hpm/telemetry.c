@@ -109,7 +109,8 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
-	if (hpm_state == NULL) {
+	/* a process that has not called the library yet (a secondary): the heap there is */
+	if (hpm_state_find() != 0) {
 		rte_tel_data_add_dict_string(d, "source", "none");
 		return 0;
 	}
@@ -153,7 +154,7 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	long socket;
 
 	RTE_SET_USED(cmd);
-	if (hpm_state == NULL || params == NULL)
+	if (params == NULL || hpm_state_find() != 0)
 		return -EINVAL;
 	socket = strtol(params, &end, 10);
 	if (end == params || *end != '\0' || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
@@ -213,7 +214,7 @@ tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 
 	RTE_SET_USED(cmd);
 	rte_tel_data_start_dict(d);
-	if (hpm_state == NULL)
+	if (hpm_state_find() != 0)
 		return 0;
 	if (params != NULL && *params != '\0') {
 		unsigned long n;
