@@ -6,17 +6,26 @@ Usage:
   check-malloc-perf.py [checks] -- MALLOC_PERF [EAL args] -- [tool args]
   check-malloc-perf.py --help-check -- MALLOC_PERF
   check-malloc-perf.py --interactive -- MALLOC_PERF [EAL args] -- [tool args]
+  check-malloc-perf.py --interactive-failures -- MALLOC_PERF [EAL args] -- [tool args]
 
-A run is given --json and --csv files of its own, must exit with 0, and
-then: every selected workload is in the JSON file and did not fail; every
+A run is given --json and --csv files of its own, must exit with 0 (or
+--expect-exit), and then: every selected workload is in the JSON file and
+did not fail (but those of --expect-failed failed, and nothing more is
+checked of them); every
 selected backend (those that this build has) ran it or says why not; every
 figure that must be there is; rates (ops, packets) are above zero; fwd
 moved packets on every backend and ran `none`; paced has a latency CDF per
 backend; pipeline ran wherever it had two lcores, and says why not where it
-had one; pthreads has positive ratios (2 vs 1, vs lcore); the CSV file has a
-row per workload, metric and backend.
+had one; pthreads has positive ratios (2 vs 1, vs lcore); paced did not
+achieve more than its target; the CSV file has a row per workload, metric
+and backend; one reference (rte when selected, never one not selected; or
+--expect-reference) in the JSON, in each workload where it ran, in the CSV
+rows, above each table and in the summary; the output holds each
+--expect-output and no --expect-no-output.
 --help-check: --help lists every option, backend and workload.
 --interactive: commands piped into -i get their answers.
+--interactive-failures: at the prompt, a JSON or CSV file that cannot be
+written is said and a failed run is counted: either makes -i exit with 1.
 Exit status: 0 passed, 1 failed, 77 skipped (what the test needs is missing).
 """
 
@@ -128,11 +137,24 @@ def check_run(args, cmd):
         cpath = os.path.join(tmp, "perf.csv")
         full = [binary] + eal + ["--"] + tool + ["--json", jpath, "--csv", cpath]
         print("+ " + " ".join(full), flush=True)
-        proc = subprocess.run(full, capture_output=True, text=True, timeout=args.timeout)
+        try:
+            proc = subprocess.run(full, capture_output=True, text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired as e:
+            # a hang (never a timing): what it wrote, and the verdict
+            sys.stdout.write(e.stdout.decode(errors="replace") if e.stdout else "")
+            sys.stdout.write(e.stderr.decode(errors="replace") if e.stderr else "")
+            fail("malloc_perf did not end within %d s" % args.timeout)
+            return
         sys.stdout.write(proc.stdout)
         sys.stdout.write(proc.stderr)
-        if proc.returncode != 0:
-            fail("malloc_perf exits with %d" % proc.returncode)
+        if proc.returncode != args.expect_exit:
+            fail("malloc_perf exits with %d, expected %d" % (proc.returncode, args.expect_exit))
+        for text in args.expect_output:
+            if text not in proc.stdout + proc.stderr:
+                fail("no %r in the output" % text)
+        for text in args.expect_no_output:
+            if text in proc.stdout + proc.stderr:
+                fail("%r in the output" % text)
         if args.expect_memory and ("memory: " + args.expect_memory) not in proc.stdout and \
                 not (args.expect_memory == "anonymous" and "anonymous memory" in proc.stdout):
             fail("the output does not say it runs on %s" % args.expect_memory)
@@ -151,6 +173,41 @@ def check_run(args, cmd):
             fail("CSV file: %s" % e)
             rows = []
     check_doc(args, doc, backends, workloads, repeat, rows)
+    check_reference(args, doc, backends, rows, proc.stdout)
+
+
+def check_reference(args, doc, backends, rows, out):
+    """One reference for the whole run, the same in the JSON, the CSV and the text."""
+    ref = doc.get("reference")
+    usable = [b for b in backends if b not in doc.get("lacking", {})]
+    if args.expect_reference:
+        want = None if args.expect_reference == "null" else args.expect_reference
+        if ref != want:
+            fail("JSON: reference %r, expected %r" % (ref, want))
+    elif "rte" in usable and ref != "rte":
+        fail("JSON: reference %r although rte was selected" % ref)
+    elif ref is not None and ref not in usable:
+        fail("JSON: reference %r was not selected (%s)" % (ref, ",".join(usable)))
+    ran = {}
+    for w in doc.get("workloads", []):
+        ran[w["name"]] = w.get("backends", [])
+        want = ref if ref in ran[w["name"]] else None
+        if w.get("reference") != want:
+            fail("%s: reference %r, the run's is %r" % (w["name"], w.get("reference"), ref))
+    for row in rows:
+        want = ref if ref in ran.get(row["workload"], []) else ""
+        if row["ref"] != (want or ""):
+            fail("CSV: %s %s %s: ref %r, the run's is %r (the first such row)" %
+                 (row["workload"], row["metric"], row["backend"], row["ref"], ref))
+            break
+    for name in re.findall(r"; vs (\S+): > 1 is better than", out) + \
+            re.findall(r"no ratio: the reference, (\S+), does not run here", out):
+        if name != ref:
+            fail("a table compares with %s, the run's reference is %r" % (name, ref))
+    m = re.search(r"== Summary: medians; 'X/(\S+)'", out)
+    if (m.group(1) if m else None) != ref:
+        fail("the summary compares with %s, the run's reference is %r" %
+             (m.group(1) if m else "nothing", ref))
 
 
 def check_doc(args, doc, backends, workloads, repeat, rows):
@@ -168,6 +225,13 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
         w = by_name.get(wname)
         if w is None:
             fail("JSON: workload %s missing" % wname)
+            continue
+        if wname in args.expect_failed:
+            if not w.get("failures"):
+                fail("%s: no failed run, expected some" % wname)
+            else:
+                print("ok: %s failed, as expected" % wname)
+            nrows += len(w.get("metrics", [])) * len(w.get("backends", []))
             continue
         if w.get("failures"):
             fail("%s: %d failed runs" % (wname, w["failures"]))
@@ -195,6 +259,7 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
                 if wname == "pthreads" and m.get("unit") == "x":
                     check_positive(wname, m, b)
         if wname == "paced":
+            check_paced_rate(w, ran)
             lat = w.get("latency", {})
             for b in ran:
                 cdf = lat.get(b, {}).get("cdf", [])
@@ -205,6 +270,18 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
         print("ok: %s on %s" % (wname, ", ".join(ran)))
     if len(rows) != nrows:
         fail("CSV: %d rows, expected %d" % (len(rows), nrows))
+
+
+def check_paced_rate(w, ran):
+    """The bucket makes one operation due per period: no more than the target."""
+    med = {}
+    for m in w.get("metrics", []):
+        if m.get("name") in ("target", "achieved"):
+            med[m["name"]] = {b: m.get("backends", {}).get(b, {}).get("median") for b in ran}
+    for b in ran:
+        t, a = med.get("target", {}).get(b), med.get("achieved", {}).get(b)
+        if t is not None and a is not None and a > t * (1 + 1e-9):
+            fail("paced: %s achieved %g Mops/s, above its target %g" % (b, a, t))
 
 
 def check_pipeline(w, expected, ran):
@@ -266,14 +343,33 @@ INTERACTIVE = [
     ("show stats", ["fwd hpm-locked"]),
     ("stop", ["== fwd:", "forwarded", "stopped"]),
     ("stop", ["not running"]),
+    # `none` has no memory of its own: no process RSS on its stats line
+    ("set backend none", ["backend = none"]),
+    ("start", ["started: fwd on none (until stop)"]),
+    ("show stats", ["fwd none"], ["rss", "heap"]),
+    ("stop", ["== fwd:", "stopped"]),
     ("quit", []),
+]
+
+# Each script must make -i exit with 1 and say what failed.
+INTERACTIVE_FAILURES = [
+    # the run itself succeeds: only its files fail
+    (["set json /nonexistent/dir/x.json", "set csv /nonexistent/dir/x.csv",
+      "set workload pair", "set backend hpm", "set duration 0.01", "start", "wait", "quit"],
+     ["cannot write /nonexistent/dir/x.json: No such file or directory",
+      "cannot write /nonexistent/dir/x.csv: No such file or directory",
+      "run done, with failures"]),
+    # no block of 512 GiB: the run fails
+    (["set workload pair", "set backend hpm", "set size 512G", "set duration 0.01", "start",
+      "wait", "quit"],
+     ["hpm (failed: ", "run done, with failures"]),
 ]
 
 
 def check_interactive(args, cmd):
     binary, eal, tool = split_cmd(cmd)
     full = [binary] + eal + ["--"] + tool + ["-i"]
-    script = "".join(c + "\n" for c, _ in INTERACTIVE)
+    script = "".join(e[0] + "\n" for e in INTERACTIVE)
     print("+ " + " ".join(full) + " <<'EOF'\n" + script + "EOF", flush=True)
     proc = subprocess.run(full, input=script, capture_output=True, text=True,
                           timeout=args.timeout)
@@ -284,7 +380,7 @@ def check_interactive(args, cmd):
         fail("malloc_perf -i exits with %d" % proc.returncode)
     # each command's answer lies between its echo and the next prompt's echo
     pos = 0
-    for command, answers in INTERACTIVE:
+    for command, answers, *absent in INTERACTIVE:
         at = out.find("malloc_perf> " + command, pos)
         if at < 0:
             fail("no echo of %r" % command)
@@ -295,9 +391,31 @@ def check_interactive(args, cmd):
         for a in answers:
             if a not in chunk:
                 fail("%r: no %r in its answer" % (command, a))
+        for a in (absent[0] if absent else []):
+            if a in chunk:
+                fail("%r: %r in its answer" % (command, a))
         pos = at + len(command)
     if "Bad arguments" in out:
         fail("a command was not understood")
+
+
+def check_interactive_failures(args, cmd):
+    binary, eal, tool = split_cmd(cmd)
+    full = [binary] + eal + ["--"] + tool + ["-i"]
+    for commands, said in INTERACTIVE_FAILURES:
+        script = "".join(c + "\n" for c in commands)
+        print("+ " + " ".join(full) + " <<'EOF'\n" + script + "EOF", flush=True)
+        proc = subprocess.run(full, input=script, capture_output=True, text=True,
+                              timeout=args.timeout)
+        sys.stdout.write(proc.stdout)
+        sys.stdout.write(proc.stderr)
+        if proc.returncode != 1:
+            fail("malloc_perf -i exits with %d after a failure, not 1" % proc.returncode)
+        for a in said:
+            if a not in proc.stdout + proc.stderr:
+                fail("no %r in the output" % a)
+        if "Bad arguments" in proc.stdout:
+            fail("a command was not understood")
 
 
 def enough_cpus(n):
@@ -322,6 +440,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--help-check", action="store_true")
     p.add_argument("--interactive", action="store_true")
+    p.add_argument("--interactive-failures", action="store_true")
+    p.add_argument("--expect-exit", type=int, default=0)
+    p.add_argument("--expect-output", action="append", default=[])
+    p.add_argument("--expect-no-output", action="append", default=[])
+    p.add_argument("--expect-failed", action="append", default=[])
+    p.add_argument("--expect-reference")
     p.add_argument("--expect-lcores", type=int, default=0)
     p.add_argument("--expect-memory", choices=["hugepages", "anonymous"])
     p.add_argument("--fwd-driver")
@@ -343,6 +467,8 @@ def main():
         check_help(cmd[0])
     elif args.interactive:
         check_interactive(args, cmd)
+    elif args.interactive_failures:
+        check_interactive_failures(args, cmd)
     else:
         check_run(args, cmd)
     if failures:

@@ -10,6 +10,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ static struct {
 	pthread_t tid;
 	bool started;          /* a runner thread exists (joined or not) */
 	volatile int finished; /* it has returned */
+	unsigned int failures; /* runs that failed, files not written: the exit status */
 	struct mp_config run_cfg;
 } cli;
 
@@ -42,16 +44,30 @@ runner_main(void *arg)
 {
 	struct mp_config *cfg = arg;
 	unsigned int nres = 0;
-	int rc;
+	int rc, wrc;
 
 	rc = mp_run_all(cfg, results, &nres);
 	if (nres > 0)
 		mp_report_summary(results, nres);
-	if (cfg->json[0] != '\0' && nres > 0 &&
-		mp_report_json(cfg->json, cli.env, cfg, results, nres) == 0)
-		printf("figures written to %s\n", cfg->json);
-	if (cfg->csv[0] != '\0' && nres > 0 && mp_report_csv(cfg->csv, results, nres) == 0)
-		printf("medians written to %s\n", cfg->csv);
+	if (cfg->json[0] != '\0' && nres > 0) {
+		wrc = mp_report_json(cfg->json, cli.env, cfg, results, nres);
+		if (wrc == 0)
+			printf("figures written to %s\n", cfg->json);
+		else
+			printf("cannot write %s: %s\n", cfg->json, strerror(-wrc));
+		rc = rc != 0 ? rc : wrc;
+	}
+	if (cfg->csv[0] != '\0' && nres > 0) {
+		wrc = mp_report_csv(cfg->csv, results, nres);
+		if (wrc == 0)
+			printf("medians written to %s\n", cfg->csv);
+		else
+			printf("cannot write %s: %s\n", cfg->csv, strerror(-wrc));
+		rc = rc != 0 ? rc : wrc;
+	}
+	/* read by the prompt's thread after it joins this one */
+	if (rc != 0)
+		cli.failures++;
 	printf("run %s\n", rc == 0 ? "done" : "done, with failures (see above)");
 	fflush(stdout);
 	mp_results_free(results, nres);
@@ -102,6 +118,7 @@ cmd_start_parsed(void *res, struct cmdline *cl, void *data)
 	rc = hpm_ctrl_thread_create(&cli.tid, "mp-run", runner_main, &cli.run_cfg);
 	if (rc != 0) {
 		printf("cannot start: %s\n", strerror(rc));
+		cli.failures++;
 		return;
 	}
 	cli.started = true;
@@ -339,6 +356,7 @@ static cmdline_parse_ctx_t main_ctx[] = {
 	NULL,
 };
 
+/* Returns -errno, or how many runs failed (a file that could not be written counts). */
 int
 mp_cli_run(struct mp_config *cfg, const struct mp_env *env)
 {
@@ -361,5 +379,7 @@ mp_cli_run(struct mp_config *cfg, const struct mp_env *env)
 		__atomic_store_n(&mp_stop, 1, __ATOMIC_RELAXED);
 	join_runner();
 	printf("\n");
-	return 0;
+	if (cli.failures != 0)
+		printf("%u run%s failed\n", cli.failures, cli.failures > 1 ? "s" : "");
+	return (int)RTE_MIN(cli.failures, (unsigned int)INT_MAX);
 }

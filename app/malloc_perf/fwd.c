@@ -35,6 +35,7 @@
 #define FWD_RING_SIZE 4096u
 #define FWD_PRIME 512u /* packets per port of the net_ring pair */
 #define FWD_SIZE 2048u
+#define FWD_IDLE_MS 1000u /* --iterations: give up after so long with nothing received */
 
 enum {
 	M_MPPS,
@@ -243,6 +244,45 @@ fwd_metrics(const struct mp_config *cfg, struct mp_metric *m)
 	return M_COUNT;
 }
 
+/* The rx ports of an lcore's streams and their names, for a message. */
+static void
+ports_str(const uint16_t *rx, unsigned int nstreams, char *buf, size_t len)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	unsigned int s;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (s = 0; s < nstreams && off < len; s++) {
+		if (rte_eth_dev_get_name_by_port(rx[s], name) != 0)
+			snprintf(name, sizeof(name), "?");
+		off += snprintf(buf + off, len - off, "%s%u (%s)", s ? ", " : "", rx[s], name);
+	}
+}
+
+/*
+ * Nothing received: ports that no traffic reaches (a net_ring vdev that
+ * nothing primes, an unplugged NIC) fail the run rather than count as a rate.
+ */
+static int
+fwd_idle(const struct mp_run *r, const struct mp_lcore *lc, const uint16_t *rx,
+	unsigned int nstreams, uint64_t received, uint64_t idle)
+{
+	char ports[256];
+
+	ports_str(rx, nstreams, ports, sizeof(ports));
+	if (received == 0)
+		fprintf(stderr, "fwd: lcore %u: no packet received on port%s %s in %.3g s\n",
+			lc->lcore_id, nstreams > 1 ? "s" : "", ports, mp_ns(idle) / 1e9);
+	else
+		fprintf(stderr,
+			"fwd: lcore %u: nothing received on port%s %s for %.3g s, after %" PRIu64
+			" of %" PRIu64 " packets\n",
+			lc->lcore_id, nstreams > 1 ? "s" : "", ports, mp_ns(idle) / 1e9, received,
+			r->iters);
+	return -EIO;
+}
+
 static int
 fwd_run(struct mp_run *r, struct mp_lcore *lc)
 {
@@ -250,7 +290,14 @@ fwd_run(struct mp_run *r, struct mp_lcore *lc)
 	struct rte_mbuf *pkts[MP_MAX_BURST];
 	uint16_t rx[RTE_MAX_ETHPORTS], tx[RTE_MAX_ETHPORTS];
 	unsigned int nstreams = 0, burst = r->cfg->burst, s, i, align;
-	uint64_t packets = 0, drops = 0, start, now = 0;
+	uint64_t packets = 0, received = 0, drops = 0, start, now = 0, last_rx;
+	/*
+	 * --iterations counts packets and the clock ends no loop: bound the wait
+	 * for them (at the prompt with duration 0, `stop` does)
+	 */
+	uint64_t idle_max = r->iters == 0 || r->budget == UINT64_MAX
+		? UINT64_MAX
+		: RTE_MAX(r->budget, mp_ms_cycles(FWD_IDLE_MS));
 	size_t size;
 	int rc;
 
@@ -264,10 +311,14 @@ fwd_run(struct mp_run *r, struct mp_lcore *lc)
 	if (rc != 0 || nstreams == 0)
 		goto out;
 	start = rte_rdtsc();
+	last_rx = start;
 	do {
+		uint64_t seen = received;
+
 		for (s = 0; s < nstreams; s++) {
 			uint16_t n = rte_eth_rx_burst(rx[s], 0, pkts, (uint16_t)burst), sent;
 
+			received += n;
 			for (i = 0; i < n; i++) {
 				struct rte_mbuf *m = pkts[i];
 				void *buf = be->malloc(MP_TYPE, size, align);
@@ -290,7 +341,17 @@ fwd_run(struct mp_run *r, struct mp_lcore *lc)
 		}
 		mp_progress(lc, packets);
 		now = rte_rdtsc();
+		if (received != seen)
+			last_rx = now;
+		if (unlikely(now - last_rx >= idle_max)) {
+			rc = fwd_idle(r, lc, rx, nstreams, received, now - last_rx);
+			goto out;
+		}
 	} while (mp_more(r, packets, now - start));
+	if (received == 0 && !mp_stop) {
+		rc = fwd_idle(r, lc, rx, nstreams, received, now - start);
+		goto out;
+	}
 	if (packets > 0) {
 		lc->out[M_MPPS] = (double)packets / mp_ns(now - start) * 1e3;
 		lc->out[M_NS] = mp_ns(now - start) / (double)packets;

@@ -75,9 +75,9 @@ first_page_size(const struct rte_memseg_list *msl, void *arg)
 	return 1;
 }
 
-/* Say which memory this run is on. */
+/* Say which memory this run is on; mem_given: --socket-mem or -m was given. */
 static void
-describe_memory(struct mp_env *env)
+describe_memory(struct mp_env *env, bool mem_given)
 {
 	uint64_t heap = 0;
 	unsigned int i;
@@ -103,9 +103,29 @@ describe_memory(struct mp_env *env)
 	printf("memory: hugepages of %" PRIu64 " KiB, EAL heap %" PRIu64
 	       " MiB at start, %u socket(s)\n",
 		env->hugepage_size >> 10, env->eal_heap_mib, rte_socket_count());
-	if (env->eal_heap_mib < 256)
-		printf("note: EAL allocates its hugepages on demand (no --socket-mem): rte_malloc "
-		       "timings include page allocation\n");
+	if (env->eal_heap_mib >= 256)
+		return;
+	if (mem_given)
+		printf("note: EAL heap of %" PRIu64 " MiB at start (--socket-mem or -m): past it, "
+		       "EAL allocates hugepages on demand and rte_malloc timings include page "
+		       "allocation\n",
+			env->eal_heap_mib);
+	else
+		printf("note: EAL allocates its hugepages on demand (no --socket-mem or -m): "
+		       "rte_malloc timings include page allocation\n");
+}
+
+/* Whether EAL's arguments reserve memory up front (before EAL reorders argv). */
+static bool
+memory_given(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], "-m", 2) == 0 || strcmp(argv[i], "--socket-mem") == 0 ||
+			strncmp(argv[i], "--socket-mem=", 13) == 0)
+			return true;
+	return false;
 }
 
 static void
@@ -139,12 +159,14 @@ main(int argc, char **argv)
 	struct mp_config cfg;
 	unsigned int nres = 0;
 	int ret, status = EXIT_SUCCESS;
+	bool mem_given;
 
 	if (mp_wants_help(argc, argv)) {
 		mp_usage(argv[0]);
 		return EXIT_SUCCESS;
 	}
 	reexec_for_tls(argv);
+	mem_given = memory_given(argc, argv);
 	rte_set_application_usage_hook(usage_hook);
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0)
@@ -156,10 +178,12 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return ret > 0 ? EXIT_SUCCESS : 2;
 	}
-	describe_memory(&env);
+	describe_memory(&env, mem_given);
 	banner(&cfg);
 	if (cfg.interactive) {
-		mp_cli_run(&cfg, &env);
+		/* as in batch mode: a failed run or a file not written fails the process */
+		if (mp_cli_run(&cfg, &env) != 0)
+			status = EXIT_FAILURE;
 		goto out;
 	}
 	signal(SIGINT, on_signal);

@@ -358,6 +358,8 @@ struct mp_results {
 	unsigned int nlc; /**< lcores of a run */
 	unsigned int lcores[RTE_MAX_LCORE];
 	unsigned int failures;
+	/** The run's reference of every ratio (mp_reference()); NULL: none */
+	const struct mp_backend *ref;
 	bool stopped;                          /**< `stop` or SIGINT cut it short */
 	double *values;                        /**< [metric][backend][rep] */
 	struct mp_hist *hist[MP_MAX_BACKENDS]; /**< latency, merged over lcores and reps */
@@ -490,6 +492,13 @@ struct mp_summary {
 };
 
 void mp_summarise(const struct mp_results *r, unsigned int m, unsigned int b, struct mp_summary *s);
+/**
+ * The reference of every ratio of a run with these settings, the same for
+ * its tables, summary, JSON and CSV: rte when selected; else the first
+ * selected backend that every selected workload runs; else the first
+ * selected; never `none` (NULL when only it is).
+ */
+const struct mp_backend *mp_reference(const struct mp_config *cfg);
 /** Print the table of one workload to stdout. */
 void mp_report_table(const struct mp_results *r);
 /** Print the summary of every workload: medians and the ratio to rte. */
@@ -513,7 +522,10 @@ int mp_report_csv(const char *path, const struct mp_results *res, unsigned int n
 
 /* ---- interactive prompt (cli.c) ---- */
 
-/** Run the prompt on stdin until quit or end of input. */
+/**
+ * Run the prompt on stdin until quit or end of input. 0, -errno, or how many
+ * runs failed (or could not write their JSON or CSV file).
+ */
 int mp_cli_run(struct mp_config *cfg, const struct mp_env *env);
 
 /* ---- small helpers (util.c, and inline) ---- */

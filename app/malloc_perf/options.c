@@ -5,6 +5,7 @@
  * `set KEY VALUE` at the interactive prompt, which share mp_config_set().
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -36,8 +37,10 @@ mp_usage(const char *prgname)
 	       "Compare allocators (backends) on allocation workloads, one backend after the\n"
 	       "other in one process, on DPDK lcores; print a table per workload (median of\n"
 	       "the repetitions [min, max] and the ratio to rte_malloc, > 1 is better than\n"
-	       "rte), then a summary. Repetitions rotate the order of the backends; every\n"
-	       "block is freed before the next backend runs.\n"
+	       "rte; without rte, to the first backend that runs every workload), then a\n"
+	       "summary. Repetitions rotate the order of the backends; every block is freed\n"
+	       "before the next backend runs. Exit status 1 if a run failed (at the prompt\n"
+	       "too), 2 for a bad option.\n"
 	       "\n"
 	       "Options:\n"
 	       "  --backend LIST     comma-separated backends, or 'all' (default: %s)\n"
@@ -94,6 +97,8 @@ mp_usage(const char *prgname)
 	       "fwd forwards between the ports EAL has (e.g. --vdev net_null0 --vdev net_null1);\n"
 	       "with none, the tool makes a net_ring pair itself.\n"
 	       "\n"
+	       "Numbers are decimal (a leading 0 is not octal), or hexadecimal after 0x.\n"
+	       "\n"
 	       "Memory: give EAL its hugepages up front with --socket-mem (or -m): EAL's dynamic\n"
 	       "memory allocation and hugepage faults would otherwise be timed as part of\n"
 	       "rte_malloc. With EAL --no-huge every backend runs on anonymous memory, and the\n"
@@ -129,18 +134,23 @@ mp_budget_cycles(const struct mp_config *cfg)
 	return (uint64_t)(cfg->duration * (double)rte_get_tsc_hz());
 }
 
-/* A number with an optional K/M/G suffix (binary). */
+/*
+ * A number with an optional K/M/G suffix (binary): decimal, or hexadecimal
+ * after 0x; never octal (base 0 read --repeat 010 as 8 and refused 08).
+ */
 static int
 parse_size(const char *s, uint64_t max, uint64_t *out)
 {
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 	char *end;
 	unsigned long long v;
 	unsigned int shift = 0;
 
-	if (s[0] == '-' || s[0] == '\0')
+	/* strtoull() would take blanks, a sign, and a wrapped negative number */
+	if (!isdigit((unsigned char)s[0]) || (hex && !isxdigit((unsigned char)s[2])))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, hex ? 16 : 10);
 	if (errno != 0 || end == s)
 		return -EINVAL;
 	switch (*end) {

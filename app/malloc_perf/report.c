@@ -2,10 +2,11 @@
 
 /*
  * Medians, the printed tables, the summary, and the JSON and CSV files (their
- * formats: doc/malloc_perf.md). Ratios compare each backend with rte_malloc
- * (or with the first backend when rte did not run), oriented so that more
- * than 1 is better than rte: rte / backend for times and memory, backend /
- * rte for rates.
+ * formats: doc/malloc_perf.md). Ratios compare each backend with the run's
+ * reference (mp_reference(): rte_malloc when selected), one for the whole run
+ * so that tables, summary and files agree, oriented so that more than 1 is
+ * better than the reference: ref / backend for times and memory, backend /
+ * ref for rates.
  */
 
 #include <errno.h>
@@ -61,15 +62,57 @@ fmt_num(char *buf, size_t len, double v)
 	return snprintf(buf, len, "%.2g", v);
 }
 
+static bool
+runs_every_workload(const struct mp_config *cfg, const struct mp_backend *be)
+{
+	const char *why;
+	unsigned int w;
+
+	for (w = 0; w < cfg->nworkloads; w++)
+		if (!mp_workload_applies(cfg->workloads[w], cfg, be, &why))
+			return false;
+	return true;
+}
+
+const struct mp_backend *
+mp_reference(const struct mp_config *cfg)
+{
+	const struct mp_backend *first = NULL;
+	unsigned int b;
+
+	for (b = 0; b < cfg->nbackends; b++)
+		if (strcmp(cfg->backends[b]->name, REF_BACKEND) == 0)
+			return cfg->backends[b];
+	/* a reference that some table lacks leaves that table without ratios */
+	for (b = 0; b < cfg->nbackends; b++) {
+		const struct mp_backend *be = cfg->backends[b];
+
+		if (be->flags & MP_BE_NOALLOC)
+			continue;
+		if (runs_every_workload(cfg, be))
+			return be;
+		if (first == NULL)
+			first = be;
+	}
+	return first;
+}
+
 static int
-ref_index(const struct mp_results *r)
+index_of(const struct mp_results *r, const struct mp_backend *be)
 {
 	unsigned int b;
 
-	for (b = 0; b < r->nbackends; b++)
-		if (strcmp(r->backends[b]->name, REF_BACKEND) == 0)
+	for (b = 0; be != NULL && b < r->nbackends; b++)
+		if (r->backends[b] == be)
 			return (int)b;
-	return r->nbackends > 0 ? 0 : -1;
+	return -1;
+}
+
+/* Where the run's reference is among the workload's backends; -1: it did not run. */
+static int
+ref_index(const struct mp_results *r)
+{
+	return index_of(r, r->ref);
 }
 
 /* Better than the reference when > 1. */
@@ -102,9 +145,13 @@ mp_report_table(const struct mp_results *r)
 	unsigned int m, b, k;
 
 	printf("\n== %s ==\n", r->title);
-	printf("   median of %u repetition%s [min, max]; vs %s: > 1 is better than %s\n", r->nreps,
-		r->nreps > 1 ? "s" : "", ref >= 0 ? r->backends[ref]->name : "-",
-		ref >= 0 ? r->backends[ref]->name : "-");
+	printf("   median of %u repetition%s [min, max]; ", r->nreps, r->nreps > 1 ? "s" : "");
+	if (ref >= 0)
+		printf("vs %s: > 1 is better than %s\n", r->ref->name, r->ref->name);
+	else if (r->ref != NULL)
+		printf("no ratio: the reference, %s, does not run here\n", r->ref->name);
+	else
+		printf("no ratio: no reference\n");
 	print_skipped(r);
 	if (r->nbackends == 0) {
 		printf("   (no backend applies)\n");
@@ -157,40 +204,27 @@ all_backends(const struct mp_results *res, unsigned int nres, const struct mp_ba
 	return n;
 }
 
-static int
-index_of(const struct mp_results *r, const struct mp_backend *be)
-{
-	unsigned int b;
-
-	for (b = 0; b < r->nbackends; b++)
-		if (r->backends[b] == be)
-			return (int)b;
-	return -1;
-}
-
 void
 mp_report_summary(const struct mp_results *res, unsigned int nres)
 {
 	const struct mp_backend *bes[MP_MAX_BACKENDS];
-	const struct mp_backend *ref = mp_backend_find(REF_BACKEND);
+	/* the tables' reference (mp_reference()), not the first backend met here */
+	const struct mp_backend *ref = nres > 0 ? res[0].ref : NULL;
 	unsigned int nb = all_backends(res, nres, bes), w, m, k;
-	bool have_ref = false;
 	char buf[64];
 
-	for (k = 0; k < nb; k++)
-		have_ref |= bes[k] == ref;
-	if (!have_ref)
-		ref = nb > 0 ? bes[0] : NULL;
-	printf("\n== Summary: medians; 'X/%s': how many times better X is than %s ==\n",
-		ref != NULL ? ref->name : "-", ref != NULL ? ref->name : "-");
+	if (ref != NULL)
+		printf("\n== Summary: medians; 'X/%s': how many times better X is than %s ==\n",
+			ref->name, ref->name);
+	else
+		printf("\n== Summary: medians (no reference) ==\n");
 	printf("%-*s %-*s %-*s", SUM_WL_WIDTH, "workload", NAME_WIDTH, "metric", UNIT_WIDTH,
 		"unit");
 	for (k = 0; k < nb; k++)
 		printf(" %*s", NUM_WIDTH, bes[k]->name);
-	for (k = 0; k < nb; k++)
+	for (k = 0; k < nb && ref != NULL; k++)
 		if (bes[k] != ref && !(bes[k]->flags & MP_BE_NOALLOC)) {
-			snprintf(buf, sizeof(buf), "%s/%s", bes[k]->name,
-				ref != NULL ? ref->name : "-");
+			snprintf(buf, sizeof(buf), "%s/%s", bes[k]->name, ref->name);
 			printf(" %*s", NUM_WIDTH, buf);
 		}
 	printf("\n");
@@ -219,7 +253,7 @@ mp_report_summary(const struct mp_results *res, unsigned int nres)
 			}
 			if (ri >= 0)
 				mp_summarise(r, m, (unsigned int)ri, &sref);
-			for (k = 0; k < nb; k++) {
+			for (k = 0; k < nb && ref != NULL; k++) {
 				int b = index_of(r, bes[k]);
 
 				if (bes[k] == ref || (bes[k]->flags & MP_BE_NOALLOC))
@@ -405,6 +439,7 @@ mp_report_json(const char *path, const struct mp_env *env, const struct mp_confi
 	const struct mp_results *res, unsigned int nres)
 {
 	FILE *f = fopen(path, "w");
+	const struct mp_backend *ref_be;
 	unsigned int w, m, i;
 	bool first = true;
 	int rc = 0;
@@ -435,7 +470,14 @@ mp_report_json(const char *path, const struct mp_env *env, const struct mp_confi
 		fputs(": ", f);
 		json_str(f, why);
 	}
-	fputs("},\n  \"reference\": \"" REF_BACKEND "\",\n  \"workloads\": [", f);
+	/* the reference used, as in the tables (rte may not have been selected) */
+	ref_be = mp_reference(cfg);
+	fputs("},\n  \"reference\": ", f);
+	if (ref_be != NULL)
+		json_str(f, ref_be->name);
+	else
+		fputs("null", f);
+	fputs(",\n  \"workloads\": [", f);
 	for (w = 0; w < nres; w++) {
 		const struct mp_results *r = &res[w];
 		int ref = ref_index(r);

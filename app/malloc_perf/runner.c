@@ -255,6 +255,7 @@ run_workload(const struct mp_workload *wl, const struct mp_config *cfg, struct m
 	res->wl = wl;
 	res->nreps = cfg->repeat;
 	res->nmetrics = wl->metrics(cfg, res->metrics);
+	res->ref = mp_reference(cfg);
 	choose_backends(wl, cfg, res);
 	res->nlc = mp_run_lcores(cfg, wl->flags, res->lcores);
 	nvalues = (size_t)res->nmetrics * RTE_MAX(res->nbackends, 1u) * res->nreps;

@@ -84,10 +84,13 @@ stats_line(FILE *f, struct stats_prev *prev)
 		prev->ops[i] = ops;
 	}
 	if (off < sizeof(line) && mp_backend_peek(s.be, ids, s.nlc, &m, &hits, &misses)) {
-		if (m.rss)
+		/* `none` has no heap: its "RSS" is the whole process's, nothing of its own */
+		if (s.be->flags & MP_BE_NOALLOC)
+			;
+		else if (m.rss)
 			off += snprintf(line + off, sizeof(line) - off, " | rss %.1f MiB",
 				m.total / MP_MIB);
-		else if (!(s.be->flags & MP_BE_NOALLOC))
+		else
 			off += snprintf(line + off, sizeof(line) - off,
 				" | heap used %.1f MiB free %.1f MiB", m.used / MP_MIB,
 				m.free / MP_MIB);

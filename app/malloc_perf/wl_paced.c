@@ -113,9 +113,14 @@ paced_run(struct mp_run *r, struct mp_lcore *lc)
 	start = rte_rdtsc();
 	do {
 		due = start + (due_fp >> PACED_FP);
+		/* an operation due past the budget is not waited for: the run would overrun */
+		if (r->iters == 0 && due - start >= r->budget)
+			break;
 		do
 			now = rte_rdtsc();
-		while (now < due);
+		while (now < due && !mp_stop);
+		if (now < due)
+			break;
 		if (unlikely(now - due > period)) {
 			uint64_t missed = (uint64_t)((double)(now - due) / period);
 
@@ -139,9 +144,15 @@ paced_run(struct mp_run *r, struct mp_lcore *lc)
 	} while (mp_more(r, done, t1 - start));
 	if (rc == 0 && done > 0) {
 		double ns_per_cycle = 1e9 / hz;
+		/*
+		 * done operations hold done + dropped periods of the bucket (the
+		 * last one's included): done / (t1 - start) made 2 operations at 1/s
+		 * 2/s; late ones stretch the time past that
+		 */
+		double span = RTE_MAX((double)(t1 - start), (double)(done + dropped) * period);
 
 		lc->out[M_TARGET] = r->cfg->rate;
-		lc->out[M_ACHIEVED] = (double)done / mp_ns(t1 - start) * 1e3;
+		lc->out[M_ACHIEVED] = (double)done * hz / span / 1e6;
 		lc->out[M_LATE] = 100.0 * (double)late / (double)done;
 		lc->out[M_DROPPED] = 100.0 * (double)dropped / (double)(done + dropped);
 		lc->out[M_P50] = mp_hist_quantile(h, 0.5) * ns_per_cycle;
