@@ -19,8 +19,14 @@
  * of k x 2 MiB for k = 1 .. 200, each freed at once: the spares' metadata
  * grows by no more than 256 KiB between cycle 100 and 200 (it grew 3 MiB
  * before).
+ *
+ * A request the source refuses makes the heap give its empty chunks back
+ * and ask again, but only when they add up to the request: 16 TiB on
+ * anonymous memory keeps the 16 MiB kept (every failed giant request
+ * emptied the heap, and the fuzzer mapped its chunks again at half speed).
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,6 +123,21 @@ main(void)
 	CHECK(hs.chunks == 0 && hs.live_bytes == 0, "%u chunks, %zu bytes live", hs.chunks,
 		hs.live_bytes);
 	CHECK(hpm_heap_check() == 0, "heap check after the growing chunks");
+	hpm_fini();
+
+	/* a request the source refuses, larger than the empty chunks together, keeps them */
+	cfg.retain_size = MIB(64);
+	CHECK(hpm_init(&cfg) == 0, "hpm_init, retain 64 MiB");
+	hpm_free(hpm_malloc("kept", MIB(16), 0));
+	hs = stats();
+	CHECK(hs.empty_chunk_bytes >= MIB(16), "%zu bytes of empty chunks kept",
+		hs.empty_chunk_bytes);
+	a = hpm_malloc("giant", (size_t)1 << 44, 0);
+	CHECK(a == NULL && rte_errno == ENOMEM, "16 TiB: %p, rte_errno %d", (void *)a, rte_errno);
+	hpm_free(a);
+	CHECK(stats().empty_chunk_bytes == hs.empty_chunk_bytes,
+		"a refused 16 TiB gave back the empty chunks: %zu bytes left of %zu",
+		stats().empty_chunk_bytes, hs.empty_chunk_bytes);
 	hpm_fini();
 	return test_end("release_delay");
 }
