@@ -129,3 +129,17 @@ test_hugetlb_mapped(void)
 	fclose(f);
 	return total;
 }
+
+long
+test_free_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	long n = -1;
+
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}

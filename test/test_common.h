@@ -77,6 +77,9 @@ void test_remove_hugepage_files(const char *prefix);
  */
 size_t test_hugetlb_mapped(void);
 
+/** Free 2 MiB hugepages of the whole machine (sysfs); -1 if unreadable. */
+long test_free_hugepages(void);
+
 /** A fast reproducible random generator (xorshift64*). */
 static inline uint64_t
 test_rand(uint64_t *state)

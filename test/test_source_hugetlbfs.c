@@ -29,37 +29,6 @@
 
 #define MIB(n) ((size_t)(n) << 20)
 
-/* Hugetlb memory mapped by this process (/proc/self/status), in bytes; -1 if unknown. */
-static long long
-self_hugetlb_bytes(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	long long kb = -1;
-	char line[256];
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "HugetlbPages: %lld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb < 0 ? -1 : kb * 1024;
-}
-
-static long
-free_hugepages(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
-	long n = -1;
-
-	if (f == NULL)
-		return -1;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
 static void
 contig_without_frames(const struct hpm_source_ops *src)
 {
@@ -108,14 +77,14 @@ main(void)
 	const struct hpm_source_ops *src = &hpm_source_hugetlbfs;
 	unsigned int i;
 
-	if (free_hugepages() < 16) {
+	if (test_free_hugepages() < 16) {
 		printf("source_hugetlbfs: fewer than 16 free 2 MiB hugepages, skipped\n");
 		return TEST_SKIP;
 	}
 	hpm_source_hugetlbfs_set_page_size(MIB(2));
 	for (i = 0; i < RTE_DIM(cases); i++) {
 		size_t len = cases[i].len, align = cases[i].align, off;
-		long long before = self_hugetlb_bytes(), mapped;
+		long long before = (long long)test_hugetlb_mapped(), mapped;
 		struct hpm_region r;
 		uint8_t *p;
 		int rc;
@@ -125,7 +94,7 @@ main(void)
 		if (rc != 0)
 			continue;
 		p = r.va;
-		mapped = self_hugetlb_bytes() - before;
+		mapped = (long long)test_hugetlb_mapped() - before;
 		CHECK(r.len == len && ((uintptr_t)p & (align - 1)) == 0,
 			"%zu MiB aligned to %zu MiB: %p, %zu bytes", len >> 20, align >> 20, r.va,
 			r.len);
@@ -142,9 +111,9 @@ main(void)
 		printf("%zu MiB aligned to %zu MiB at %p: %lld bytes mapped\n", len >> 20,
 			align >> 20, r.va, mapped);
 		src->release(&r);
-		CHECK(self_hugetlb_bytes() == before,
-			"after the release: %lld bytes mapped, %lld before", self_hugetlb_bytes(),
-			before);
+		CHECK((long long)test_hugetlb_mapped() == before,
+			"after the release: %lld bytes mapped, %lld before",
+			(long long)test_hugetlb_mapped(), before);
 	}
 	contig_without_frames(src);
 	return test_end("source_hugetlbfs");
