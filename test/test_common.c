@@ -131,11 +131,14 @@ test_hugetlb_mapped(void)
 }
 
 long
-test_free_hugepages(void)
+test_hugepages_2m(const char *name)
 {
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	char path[128];
 	long n = -1;
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-2048kB/%s", name);
+	f = fopen(path, "r");
 	if (f == NULL)
 		return -1;
 	if (fscanf(f, "%ld", &n) != 1)

@@ -77,8 +77,9 @@ void test_remove_hugepage_files(const char *prefix);
  */
 size_t test_hugetlb_mapped(void);
 
-/** Free 2 MiB hugepages of the whole machine (sysfs); -1 if unreadable. */
-long test_free_hugepages(void);
+/** A count of the machine's 2 MiB hugepages (sysfs: "free_hugepages", "nr_hugepages"); -1 if
+ * unreadable. */
+long test_hugepages_2m(const char *name);
 
 /** A fast reproducible random generator (xorshift64*). */
 static inline uint64_t

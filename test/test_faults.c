@@ -757,23 +757,6 @@ init_faults(void)
 
 /* --- hugepages exhausted, without the hook ------------------------------------------------- */
 
-static long
-sysfs_long(const char *name)
-{
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-2048kB/%s", name);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* 2 MiB blocks until the source says no; their number. */
 static unsigned int
 fill_up(void **blocks, unsigned int from, unsigned int max)
@@ -801,7 +784,7 @@ others_hold(long nr)
 	/* metadata is hugepages only with EAL's */
 	if (hpm_source_name() != NULL && strcmp(hpm_source_name(), "eal") != 0)
 		st.heap_totalsz_bytes = chunk_bytes();
-	return nr - sysfs_long("free_hugepages") - (long)(st.heap_totalsz_bytes / MIB(2));
+	return nr - test_hugepages_2m("free_hugepages") - (long)(st.heap_totalsz_bytes / MIB(2));
 }
 
 static void
@@ -820,7 +803,8 @@ check_exhausted(unsigned int live, const char *what, bool failed)
 static int
 hugepages_exhausted(void)
 {
-	long nr = sysfs_long("nr_hugepages"), free0 = sysfs_long("free_hugepages"), free1;
+	long nr = test_hugepages_2m("nr_hugepages"), free0 = test_hugepages_2m("free_hugepages"),
+	     free1;
 	bool force = getenv("HPM_TEST_EXHAUST") != NULL;
 	struct hpm_config cfg;
 	unsigned int n, m, i, half;
@@ -858,7 +842,7 @@ hugepages_exhausted(void)
 		goto busy;
 	check_exhausted(n, "2 MiB malloc", n < free0 + 64);
 	printf("hugepages: %ld of %ld free; %u blocks of 2 MiB before ENOMEM, %ld left free\n",
-		free0, nr, n, sysfs_long("free_hugepages"));
+		free0, nr, n, test_hugepages_2m("free_hugepages"));
 	CHECK(n + 8 >= (unsigned int)free0, "only %u of %ld free hugepages became blocks", n,
 		free0);
 	/* every route, now that no unit can be had */
@@ -882,7 +866,7 @@ hugepages_exhausted(void)
 		hpm_free(blocks[i]);
 		blocks[i] = NULL;
 	}
-	printf("freed %u blocks: %ld hugepages free\n", half, sysfs_long("free_hugepages"));
+	printf("freed %u blocks: %ld hugepages free\n", half, test_hugepages_2m("free_hugepages"));
 	p = hpm_malloc("exhaust", 64, 0);
 	CHECK(p != NULL, "heap malloc after freeing half: rte_errno %d", rte_errno);
 	hpm_free(p);
@@ -921,7 +905,7 @@ hugepages_exhausted(void)
 	CHECK(hpm_heap_check() == 0, "heap check after freeing everything");
 	hpm_fini();
 	free(blocks);
-	free1 = sysfs_long("free_hugepages");
+	free1 = test_hugepages_2m("free_hugepages");
 	printf("after hpm_fini(): %ld hugepages free (%ld at the start)\n", free1, free0);
 	if (!force && free1 != free0 && others_hold(nr) > 0) {
 		printf("other processes took hugepages meanwhile: skipped\n");

@@ -77,7 +77,7 @@ main(void)
 	const struct hpm_source_ops *src = &hpm_source_hugetlbfs;
 	unsigned int i;
 
-	if (test_free_hugepages() < 16) {
+	if (test_hugepages_2m("free_hugepages") < 16) {
 		printf("source_hugetlbfs: fewer than 16 free 2 MiB hugepages, skipped\n");
 		return TEST_SKIP;
 	}

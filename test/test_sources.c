@@ -494,10 +494,10 @@ check_contig_pool(void)
 
 		/* the block takes a new chunk, not one kept from before */
 		hpm_heap_trim();
-		f0 = test_free_hugepages();
+		f0 = test_hugepages_2m("free_hugepages");
 		m0 = self_hugetlb_bytes();
 		p = hpm_malloc_contig("contig_pool", MIB(4), 0, SOCKET_ID_ANY);
-		f1 = test_free_hugepages();
+		f1 = test_hugepages_2m("free_hugepages");
 		m1 = self_hugetlb_bytes();
 		CHECK(p != NULL, "contig 4 MiB: rte_errno %d", rte_errno);
 		if (p == NULL)
@@ -730,13 +730,13 @@ main(int argc, char **argv)
 		printf("sources: EAL cannot start, skipped\n");
 		return TEST_SKIP;
 	}
-	if (mode == M_HUGETLBFS && test_free_hugepages() < 128) {
+	if (mode == M_HUGETLBFS && test_hugepages_2m("free_hugepages") < 128) {
 		printf("sources: fewer than 128 free 2 MiB hugepages, skipped\n");
 		return TEST_SKIP;
 	}
 
 	check_init_errors();
-	pages0 = test_free_hugepages();
+	pages0 = test_hugepages_2m("free_hugepages");
 	hugetlb0 = self_hugetlb_bytes();
 	if (is_eal()) {
 		zones0 = memzone_count();
@@ -766,7 +766,7 @@ main(int argc, char **argv)
 	 * this process's own hugepages are what must be back to where they were.
 	 */
 	if (mode == M_HUGETLBFS) {
-		pages1 = test_free_hugepages();
+		pages1 = test_hugepages_2m("free_hugepages");
 		printf("free hugepages: %ld before hpm_init, %ld after hpm_fini (system-wide)\n",
 			pages0, pages1);
 		CHECK(self_hugetlb_bytes() == hugetlb0,

@@ -409,18 +409,36 @@ take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigne
 	return &c->units[pos];
 }
 
-/* Every empty chunk back to the source, retained or not. */
-static void
-release_empty(struct hpm_chunk_set *cs)
+/*
+ * Empty chunks back to the source, past their delay (any, at now_ms
+ * UINT64_MAX), until no more than keep bytes of them are left; the bytes
+ * given back.
+ */
+static size_t
+release_empty(struct hpm_chunk_set *cs, uint64_t now_ms, size_t keep)
 {
+	uint64_t delay = cs->release_delay_ms;
 	struct hpm_chunk *c, *next;
+	size_t released = 0;
 
-	for (c = cs->chunks; c != NULL && cs->empty_bytes != 0; c = next) {
-		next = c->next;
-		if (c->nfree == c->nunits)
-			chunk_release(cs, c);
-	}
+	/* the earliest moment a walk can release anything, for the next give */
 	cs->release_due_ms = 0;
+	for (c = cs->chunks; c != NULL && cs->empty_bytes > keep; c = next) {
+		next = c->next;
+		if (c->nfree != c->nunits)
+			continue;
+		if (c->empty_since_ms == 0)
+			c->empty_since_ms = now_ms;
+		if (now_ms != UINT64_MAX && now_ms - c->empty_since_ms < delay) {
+			if (cs->release_due_ms == 0 ||
+				c->empty_since_ms + delay < cs->release_due_ms)
+				cs->release_due_ms = c->empty_since_ms + delay;
+			continue;
+		}
+		released += c->bytes;
+		chunk_release(cs, c);
+	}
+	return released;
 }
 
 struct hpm_unit *
@@ -473,8 +491,8 @@ search:
 	 * them (every failed giant request emptied the heap: the fuzzer ran at
 	 * half its speed, mapping its chunks again).
 	 */
-	if (c == NULL && cs->empty_bytes != 0 && len <= cs->empty_bytes) {
-		release_empty(cs);
+	if (c == NULL && len <= cs->empty_bytes) {
+		release_empty(cs, UINT64_MAX, 0);
 		c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig,
 			align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
 	}
@@ -583,28 +601,7 @@ hpm_chunk_now_ms(void)
 size_t
 hpm_chunk_release_idle(struct hpm_chunk_set *cs, uint64_t now_ms)
 {
-	uint64_t delay = cs->release_delay_ms;
-	struct hpm_chunk *c, *next;
-	size_t released = 0;
-
-	/* the earliest moment a walk can release anything, for the next give */
-	cs->release_due_ms = 0;
-	for (c = cs->chunks; c != NULL && cs->empty_bytes > cs->retain_size; c = next) {
-		next = c->next;
-		if (c->nfree != c->nunits)
-			continue;
-		if (c->empty_since_ms == 0)
-			c->empty_since_ms = now_ms;
-		if (now_ms != UINT64_MAX && now_ms - c->empty_since_ms < delay) {
-			if (cs->release_due_ms == 0 ||
-				c->empty_since_ms + delay < cs->release_due_ms)
-				cs->release_due_ms = c->empty_since_ms + delay;
-			continue;
-		}
-		released += c->bytes;
-		chunk_release(cs, c);
-	}
-	return released;
+	return release_empty(cs, now_ms, cs->retain_size);
 }
 
 int
