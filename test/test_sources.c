@@ -678,6 +678,37 @@ check_give_back(void)
 }
 
 /* After hpm_fini(), hpm_init() works again, and allocates from the same source. */
+/*
+ * Zones of a dead process that had this pid: the names this process's
+ * source would take first (its count starts at 0). A secondary's chunk
+ * outlives it, and pids are reused (or repeat across pid namespaces).
+ */
+#define STALE_ZONES 16
+static const struct rte_memzone *stale[STALE_ZONES];
+
+static void
+make_stale_zones(void)
+{
+	char name[RTE_MEMZONE_NAMESIZE];
+	unsigned int i;
+
+	for (i = 0; i < STALE_ZONES; i++) {
+		snprintf(name, sizeof(name), "hpm_%d_%u", (int)getpid(), i);
+		stale[i] = rte_memzone_reserve(name, 64, SOCKET_ID_ANY, 0);
+		CHECK(stale[i] != NULL, "stale zone %s", name);
+	}
+}
+
+static void
+free_stale_zones(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < STALE_ZONES; i++)
+		CHECK(stale[i] != NULL && rte_memzone_free(stale[i]) == 0,
+			"stale zone %u still there", i);
+}
+
 static void
 check_reinit(void)
 {
@@ -735,6 +766,8 @@ main(int argc, char **argv)
 		return TEST_SKIP;
 	}
 
+	if (is_eal())
+		make_stale_zones();
 	check_init_errors();
 	pages0 = test_hugepages_2m("free_hugepages");
 	hugetlb0 = self_hugetlb_bytes();
@@ -795,6 +828,8 @@ main(int argc, char **argv)
 		CHECK(memzone_count() == zones0,
 			"memzones after the second hpm_fini: %u, %u before", memzone_count(),
 			zones0);
+	if (is_eal())
+		free_stale_zones();
 	if (pagemap_fd >= 0)
 		close(pagemap_fd);
 	return test_end("sources");

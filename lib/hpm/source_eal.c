@@ -23,16 +23,29 @@ hpm_source_eal_ready(void)
 	return rte_eal_iova_mode() != RTE_IOVA_DC && rte_lcore_count() > 0;
 }
 
-static int
-eal_zone_name(char *name, size_t len)
+/*
+ * A memzone named hpm_<pid>_<seq>: the pid keeps the names of live primary
+ * and secondary processes apart, seq those of one process. A zone can outlive
+ * its process (a secondary's chunk holds other processes' blocks, or is kept
+ * empty), and a later process can have its pid (or a live one in another pid
+ * namespace): a name taken is skipped for the next seq.
+ */
+static const struct rte_memzone *
+eal_zone_reserve(size_t len, int socket, unsigned int flags, unsigned int align)
 {
 	static atomic_uint seq;
+	char name[RTE_MEMZONE_NAMESIZE];
+	const struct rte_memzone *mz;
+	unsigned int tries;
 
-	/* the pid keeps names of primary and secondary processes apart */
-	return snprintf(name, len, "hpm_%d_%u", (int)getpid(),
-		       atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed)) >= (int)len
-		? -ENAMETOOLONG
-		: 0;
+	for (tries = 0; tries <= UINT16_MAX; tries++) {
+		snprintf(name, sizeof(name), "hpm_%d_%u", (int)getpid(),
+			atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed));
+		mz = rte_memzone_reserve_aligned(name, len, socket, flags, align);
+		if (mz != NULL || rte_errno != EEXIST)
+			return mz;
+	}
+	return NULL;
 }
 
 /* EAL keeps free heap memory zeroed, except on segments it marks dirty. */
@@ -108,18 +121,17 @@ eal_note_zone(const struct rte_memzone *mz)
  * allocation came between) leaves a zone of its whole units, as without.
  */
 static int
-eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socket)
+eal_reserve_headed(struct hpm_region *r, size_t len, int socket)
 {
 	const size_t lead = hpm_source_eal.lead;
 	uintptr_t end = __atomic_load_n(&eal_next_end[eal_socket_slot(socket)], __ATOMIC_RELAXED);
 	size_t pad = end & (HPM_UNIT_SIZE - 1);
 	const struct rte_memzone *mz = NULL, *pad_mz = NULL;
-	char pad_name[RTE_MEMZONE_NAMESIZE];
 	size_t head;
 
-	if (pad >= lead + RTE_CACHE_LINE_SIZE && eal_zone_name(pad_name, sizeof(pad_name)) == 0) {
-		pad_mz = rte_memzone_reserve_aligned(pad_name, pad - lead, socket,
-			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+	if (pad >= lead + RTE_CACHE_LINE_SIZE) {
+		pad_mz = eal_zone_reserve(pad - lead, socket, RTE_MEMZONE_SIZE_HINT_ONLY,
+			RTE_CACHE_LINE_SIZE);
 		/* cut elsewhere: the guess is wrong, and so would a longer chunk be */
 		if (pad_mz != NULL && (uintptr_t)pad_mz->addr + pad_mz->len != end) {
 			rte_memzone_free(pad_mz);
@@ -128,11 +140,11 @@ eal_reserve_headed(struct hpm_region *r, const char *name, size_t len, int socke
 		pad = 0;
 	}
 	if (pad != 0)
-		mz = rte_memzone_reserve_aligned(name, len - lead + pad, socket,
-			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+		mz = eal_zone_reserve(len - lead + pad, socket, RTE_MEMZONE_SIZE_HINT_ONLY,
+			RTE_CACHE_LINE_SIZE);
 	if (mz == NULL)
-		mz = rte_memzone_reserve_aligned(name, len - lead, socket,
-			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+		mz = eal_zone_reserve(len - lead, socket, RTE_MEMZONE_SIZE_HINT_ONLY,
+			RTE_CACHE_LINE_SIZE);
 	if (pad_mz != NULL)
 		rte_memzone_free(pad_mz);
 	if (mz == NULL)
@@ -149,18 +161,13 @@ eal_reserve(struct hpm_region *r, size_t len, size_t align, int socket, unsigned
 {
 	bool contig = flags & HPM_RESERVE_CONTIG;
 	const struct rte_memzone *mz;
-	char name[RTE_MEMZONE_NAMESIZE];
-	int rc;
 
 	if (align > UINT32_MAX / 2 + 1)
 		return -EINVAL;
-	rc = eal_zone_name(name, sizeof(name));
-	if (rc < 0)
-		return rc;
 	if ((flags & HPM_RESERVE_HEADED) && !contig && align == HPM_UNIT_SIZE &&
-		len > HPM_UNIT_SIZE && eal_reserve_headed(r, name, len, socket) == 0)
+		len > HPM_UNIT_SIZE && eal_reserve_headed(r, len, socket) == 0)
 		return 0;
-	mz = rte_memzone_reserve_aligned(name, len, socket,
+	mz = eal_zone_reserve(len, socket,
 		RTE_MEMZONE_SIZE_HINT_ONLY | (contig ? RTE_MEMZONE_IOVA_CONTIG : 0),
 		(unsigned int)align);
 	if (mz == NULL)
@@ -175,22 +182,16 @@ static int
 eal_reserve_meta(struct hpm_region *r, size_t len, const char *name)
 {
 	const struct rte_memzone *mz;
-	char auto_name[RTE_MEMZONE_NAMESIZE];
-	int rc;
 
-	if (name == NULL) {
-		rc = eal_zone_name(auto_name, sizeof(auto_name));
-		if (rc < 0)
-			return rc;
-		name = auto_name;
-	}
 	/*
 	 * As long as the hugepages it takes allow, header included: on fresh
 	 * pages the rest would sit idle in EAL's heap (chunks leave none).
 	 */
 	len = RTE_ALIGN_CEIL(len + hpm_source_eal.lead, HPM_UNIT_SIZE) - hpm_source_eal.lead;
-	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, RTE_MEMZONE_SIZE_HINT_ONLY,
-		RTE_CACHE_LINE_SIZE);
+	mz = name != NULL ? rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY,
+				    RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE)
+			  : eal_zone_reserve(len, SOCKET_ID_ANY, RTE_MEMZONE_SIZE_HINT_ONLY,
+				    RTE_CACHE_LINE_SIZE);
 	if (mz == NULL)
 		return -(rte_errno ? rte_errno : ENOMEM);
 	eal_fill_region(r, mz);
