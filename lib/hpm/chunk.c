@@ -496,6 +496,19 @@ search:
 		c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig,
 			align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
 	}
+	/*
+	 * A step, or a step at the request's alignment, may be more than the
+	 * source gives (EAL refuses 16 MiB memzones aligned to 4 MiB and more,
+	 * and a short source a step): the request's own units, at a unit's
+	 * alignment, hold an aligned run of them (a headed chunk, one more).
+	 */
+	if (c == NULL) {
+		bool headed = align_units == 1 && !contig;
+		size_t own = ((size_t)n + align_units - 1 + headed) << HPM_UNIT_SHIFT;
+
+		if (own < len || align_units > 1)
+			c = chunk_new(cs, own, HPM_UNIT_SIZE, contig, headed);
+	}
 	if (c == NULL)
 		return NULL;
 	cs->grown_for[role]++;
