@@ -26,6 +26,11 @@
  *               the primary does not hang; every later call on the socket
  *               fails with ENOTRECOVERABLE (the heap may be half-changed),
  *               and the heap is never used again
+ *   attach-race a secondary looks at the heap (statistics, source name)
+ *               over and over while the primary's hpm_init() fails 40 times
+ *               (its initial_size more than --socket-limit): the zone the
+ *               secondary found went away under it (SIGSEGV); now each
+ *               look finds a heap or none, and never makes one
  *
  * usage: test_mp_calls CASE
  *        test_mp_calls --secondary PREFIX CASE [ARG]   (run by the primary)
@@ -94,6 +99,8 @@ struct ctl {
 	void *freed[NFREED_MAX];
 	size_t freed_size[NFREED_MAX];
 	uint64_t cached_blocks;
+	/* attach-race */
+	uint64_t looks, attaches;
 };
 
 static struct ctl *ctl;
@@ -182,16 +189,16 @@ start_secondary(const char *name, const char *arg, pid_t *pid)
 }
 
 static int
-eal_start(const char *lcores, bool secondary)
+eal_start(const char *lcores, bool secondary, const char *limit)
 {
 	char prefix_arg[96], lcores_arg[32];
 	char *argv[] = {"test_mp_calls", lcores_arg, "--no-pci", prefix_arg,
 		secondary ? "--proc-type=secondary" : "--proc-type=primary",
-		"--log-level=lib.eal:warning", TEST_EAL_SHARED_VA NULL};
+		"--log-level=lib.eal:warning", TEST_EAL_SHARED_VA (char *)(uintptr_t)limit, NULL};
 
 	snprintf(prefix_arg, sizeof(prefix_arg), "--file-prefix=%s", prefix);
 	snprintf(lcores_arg, sizeof(lcores_arg), "--lcores=%s", lcores);
-	return rte_eal_init(RTE_DIM(argv) - 1, argv);
+	return rte_eal_init(RTE_DIM(argv) - 1 - (limit == NULL), argv);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -435,13 +442,32 @@ fill_cache_and_wait(void)
 		pause();
 }
 
+/* attach-race's secondary: look at the heap until the primary says stop. */
+static void
+look_until_stopped(void)
+{
+	struct rte_malloc_socket_stats st;
+
+	ctl->ready = 1;
+	while (!ctl->stop) {
+		if (rte_memzone_lookup("hpm_state") == NULL)
+			continue;
+		ctl->looks++;
+		(void)hpm_malloc_get_socket_stats(0, &st);
+		if (hpm_source_name() != NULL) {
+			ctl->attaches++;
+			hpm_fini(); /* detaches */
+		}
+	}
+}
+
 static int
 secondary_main(const char *call, const char *arg)
 {
 	const struct rte_memzone *mz;
 	const char *lcores = arg != NULL ? arg : "1";
 
-	if (eal_start(lcores, true) < 0)
+	if (eal_start(lcores, true, NULL) < 0)
 		return 2;
 	mz = rte_memzone_lookup(CTL_ZONE);
 	if (mz == NULL)
@@ -457,6 +483,11 @@ secondary_main(const char *call, const char *arg)
 	}
 	if (!strcmp(call, "cache-death"))
 		fill_cache_and_wait();
+	if (!strcmp(call, "attach-race")) {
+		look_until_stopped();
+		rte_eal_cleanup();
+		return 0;
+	}
 	if (!strncmp(call, "three", 5)) {
 		unsigned int me = (unsigned int)atoi(call + 5);
 
@@ -922,6 +953,42 @@ case_lock_death(void)
 	       "socket failed with ENOTRECOVERABLE\n");
 }
 
+#define RACE_INITS 40
+
+static void
+case_attach_race(void)
+{
+	struct hpm_config cfg;
+	unsigned int i, refused = 0;
+	int status, rc;
+	pid_t pid;
+
+	if (!start_secondary("attach-race", NULL, &pid))
+		return;
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_EAL;
+	cfg.initial_size = (size_t)1 << 30; /* more than --socket-limit */
+	for (i = 0; i < RACE_INITS; i++) {
+		rc = hpm_init(&cfg);
+		refused += rc == -ENOMEM;
+		if (rc == 0)
+			hpm_fini();
+	}
+	ctl->stop = 1;
+	waitpid(pid, &status, 0);
+	CHECK(refused == RACE_INITS, "%u of %u inits refused with ENOMEM", refused, RACE_INITS);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"the secondary looking at the heap: status %d (signal %d)", status,
+		WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	CHECK(ctl->attaches == 0, "the secondary attached %" PRIu64 " times to no heap",
+		ctl->attaches);
+	printf("attach-race: %u failed inits, the secondary looked %" PRIu64 " times\n", refused,
+		ctl->looks);
+	/* the heap the application makes next works */
+	CHECK(hpm_init(NULL) == 0, "hpm_init after");
+	CHECK(hpm_heap_check() == 0, "heap check after");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -938,13 +1005,15 @@ main(int argc, char **argv)
 	}
 	if (argc != 2) {
 		fprintf(stderr,
-			"usage: %s first|before|three|three-local|cache-death[-check]|lock-death\n",
+			"usage: %s first|before|three|three-local|cache-death[-check]|lock-death|"
+			"attach-race\n",
 			argv[0]);
 		return 2;
 	}
 	which = argv[1];
 	snprintf(prefix, sizeof(prefix), "hpmt_mpc_%d", (int)getpid());
-	if (eal_start(!strcmp(which, "three-local") ? "0,1,2@0" : "0", false) < 0)
+	if (eal_start(!strcmp(which, "three-local") ? "0,1,2@0" : "0", false,
+		    !strcmp(which, "attach-race") ? "--socket-limit=256" : NULL) < 0)
 		return TEST_SKIP;
 	mz = rte_memzone_reserve(CTL_ZONE, sizeof(*ctl), SOCKET_ID_ANY, 0);
 	if (mz == NULL)
@@ -965,6 +1034,8 @@ main(int argc, char **argv)
 		case_cache_death(false);
 	else if (!strcmp(which, "lock-death"))
 		case_lock_death();
+	else if (!strcmp(which, "attach-race"))
+		case_attach_race();
 	else
 		CHECK(false, "unknown case %s", which);
 	if (strcmp(which, "lock-death") != 0)

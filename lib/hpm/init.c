@@ -13,6 +13,7 @@
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_eal_memconfig.h>
 #include <rte_memzone.h>
 #include <rte_errno.h>
 #include "lock.h"
@@ -213,23 +214,55 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
 	return 0;
 }
 
+/*
+ * The state zone's heap, once its creator has finished it (its magic), or
+ * NULL with rc: -ENOENT without a zone, -EAGAIN while it is unfinished.
+ * A creator whose hpm_init() fails frees the zone, and EAL could give its
+ * pages back to the system between the look-up and the read (SIGSEGV): the
+ * magic is read with EAL's memory hotplug lock held (EAL frees pages under
+ * it), if the zone was still there once the lock was held (a freed zone's
+ * entry is cleared first). The look-up comes before the lock: it takes the
+ * memzone lock, which a reservation holds while it waits for this one.
+ */
+static struct hpm_state *
+state_published(int *rc)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup(HPM_STATE_ZONE);
+	struct hpm_state *st = NULL;
+	void *va = mz != NULL ? mz->addr : NULL;
+
+	*rc = -ENOENT;
+	if (va == NULL)
+		return NULL;
+	rte_mcfg_mem_read_lock();
+	if (__atomic_load_n(&mz->addr, __ATOMIC_ACQUIRE) == va) {
+		st = (struct hpm_state *)((uint8_t *)va + HPM_META_HDR_SIZE);
+		*rc = -EAGAIN;
+		if (__atomic_load_n(&st->magic, __ATOMIC_ACQUIRE) != HPM_STATE_MAGIC)
+			st = NULL;
+	}
+	rte_mcfg_mem_read_unlock();
+	if (st != NULL)
+		*rc = 0;
+	return st;
+}
+
 /* Attach to the heap another process of this DPDK application created. */
 static int
 state_attach(void)
 {
-	const struct rte_memzone *mz = rte_memzone_lookup(HPM_STATE_ZONE);
 	struct hpm_state *st;
 	uint64_t deadline;
+	int rc;
 
-	if (mz == NULL)
-		return -ENOENT;
-	st = (struct hpm_state *)((uint8_t *)mz->addr + HPM_META_HDR_SIZE);
 	/*
 	 * Its creator may still be filling it in: 2 s of the clock, not of
 	 * usleep(1) calls (each sleeps 50-100 us: it waited 150 s).
 	 */
 	deadline = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
-	while (__atomic_load_n(&st->magic, __ATOMIC_ACQUIRE) != HPM_STATE_MAGIC) {
+	while ((st = state_published(&rc)) == NULL) {
+		if (rc != -EAGAIN)
+			return rc;
 		if (rte_get_timer_cycles() > deadline)
 			return -ETIMEDOUT;
 		usleep(100);
@@ -336,12 +369,27 @@ hpm_init(const struct hpm_config *cfg)
 int
 hpm_state_find(void)
 {
+	int rc;
+
 	if (hpm_state != NULL)
 		return 0;
-	/* another process's heap, if there is one: attach, as hpm_init() would */
+	/*
+	 * Another process's heap, if there is one: attach, never create (a
+	 * zone gone between the look-up and the attach made a heap here).
+	 */
 	if (!hpm_source_eal_ready() || rte_memzone_lookup(HPM_STATE_ZONE) == NULL)
 		return -ENOENT;
-	return hpm_state_ensure();
+	pthread_mutex_lock(&init_lock);
+	if (hpm_state != NULL) {
+		rc = 0;
+	} else {
+		(void)hpm_owner_init();
+		rc = state_attach();
+	}
+	pthread_mutex_unlock(&init_lock);
+	if (rc != 0 && rc != -ENOENT)
+		rte_errno = -rc;
+	return rc;
 }
 
 int
