@@ -37,7 +37,30 @@ RTE_INIT(hpm_lock_setup)
 	pthread_atfork(NULL, NULL, self_refresh);
 }
 
-/* A zombie (killed, not yet reaped by its parent) holds nothing any more. */
+/* The number of threads /proc/<pid>/status counts, 0 if unreadable. */
+static unsigned int
+threads_of(int pid)
+{
+	char path[32], line[128];
+	unsigned int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A zombie (killed, not yet reaped by its parent) holds nothing any more.
+ * Its leader's state alone does not say it: a main thread that called
+ * pthread_exit() is a zombie while the process's other threads run.
+ */
 static bool
 zombie(int pid)
 {
@@ -54,7 +77,7 @@ zombie(int pid)
 	buf[n] = '\0';
 	/* "pid (comm) S ...": the state follows the last ')' */
 	p = strrchr(buf, ')');
-	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X') && threads_of(pid) <= 1;
 }
 
 bool
