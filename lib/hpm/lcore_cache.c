@@ -98,6 +98,27 @@ static void __attribute__((constructor)) small_classes_default(void)
 }
 
 static void *lcore_cb_handle;
+
+static int lcore_init(unsigned int lcore_id, void *arg);
+static void lcore_uninit(unsigned int lcore_id, void *arg);
+
+/*
+ * Once per process, when EAL is up: a thread that unregisters gives its
+ * lcore's cache back (its id goes to the next thread that registers).
+ * Outside every lock of the heap: EAL calls lcore_init() for each lcore.
+ */
+static void
+lcore_callbacks_register(void)
+{
+	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&once);
+	if (lcore_cb_handle == NULL && hpm_source_eal_ready())
+		__atomic_store_n(&lcore_cb_handle,
+			rte_lcore_callback_register("hpm_cache", lcore_init, lcore_uninit, NULL),
+			__ATOMIC_RELEASE);
+	pthread_mutex_unlock(&once);
+}
 /* When a miss next looks for caches of dead processes (TSC). */
 static uint64_t reap_next_tsc;
 
@@ -483,20 +504,18 @@ slot_cache(unsigned int slot)
 	if (c != NULL)
 		return c;
 	c = cache_create(slot, cache_socket(slot));
-	if (c != NULL) {
+	/* it counts while a thread holds it (thread_hold()) */
+	if (c != NULL)
 		__atomic_store_n(&hpm_state->caches[slot], c, __ATOMIC_RELEASE);
-		/* a thread slot's cache counts while a thread holds it (thread_hold()) */
-		if (slot < RTE_MAX_LCORE)
-			__atomic_add_fetch(&hpm_state->ncaches, 1, __ATOMIC_RELAXED);
-	}
 	return c;
 }
 
 /*
- * A thread slot's cache taken (held 1) or given back (0). ncaches counts
- * the lcores' caches and the thread slots held: counting every slot ever
- * used, a hundred threads gone made each cache's part of the heap a
- * hundredth and every quiet cache look busy.
+ * A cache taken by a thread (held 1) or given back (0): an lcore's, or a
+ * thread slot's. ncaches counts those held: counting every cache ever
+ * used (slots of threads gone, lcores of threads that unregistered), a
+ * hundred threads gone made each cache's part of the heap a hundredth and
+ * every quiet cache look busy.
  */
 static void
 thread_hold(struct hpm_lcore_cache *c, uint32_t held)
@@ -612,6 +631,9 @@ hpm_cache_bind(void)
 	if (hpm_state == NULL)
 		return NULL;
 	lcore = rte_lcore_id();
+	/* a heap made before EAL was up: an lcore now says it is */
+	if (lcore < RTE_MAX_LCORE && __atomic_load_n(&lcore_cb_handle, __ATOMIC_ACQUIRE) == NULL)
+		lcore_callbacks_register();
 	if (!(hpm_state->cfg.flags & HPM_CFG_F_NO_CACHE) && hpm_state->cfg.cache_max != 0 &&
 		hpm_lock(&hpm_state->cache_lock)) {
 		if (lcore >= RTE_MAX_LCORE) {
@@ -623,6 +645,8 @@ hpm_cache_bind(void)
 				retry = __atomic_load_n(&c->owner, __ATOMIC_RELAXED) < 0;
 				c = NULL;
 			}
+			if (c != NULL)
+				thread_hold(c, 1);
 		}
 		hpm_unlock(&hpm_state->cache_lock);
 		if (c != NULL && lcore >= RTE_MAX_LCORE) {
@@ -1115,6 +1139,7 @@ lcore_uninit(unsigned int lcore_id, void *arg)
 		__atomic_load_n(&hpm_state->caches[lcore_id]->owner, __ATOMIC_ACQUIRE) ==
 			hpm_lock_self) {
 		hpm_cache_flush_all(hpm_state->caches[lcore_id]);
+		thread_hold(hpm_state->caches[lcore_id], 0);
 		__atomic_store_n(&hpm_state->caches[lcore_id]->owner, 0, __ATOMIC_RELEASE);
 	}
 	t->cache = NULL;
@@ -1193,9 +1218,7 @@ hpm_cache_init_process(void)
 	hpm_cache_run_keep =
 		(hpm_state->cfg.flags & HPM_CFG_F_LEAN_CACHE) ? RUN_KEEP_LEAN : RUN_KEEP_ALL;
 	hpm_cache_gen_bump();
-	if (hpm_source_eal_ready() && lcore_cb_handle == NULL)
-		lcore_cb_handle =
-			rte_lcore_callback_register("hpm_cache", lcore_init, lcore_uninit, NULL);
+	lcore_callbacks_register();
 }
 
 void
