@@ -270,11 +270,13 @@ hpm_free_inline(void *ptr)
 	if (unlikely(len >= st->limit))
 		goto call;
 	__atomic_store_n(state, HPM_INLINE_BLK_CACHED, __ATOMIC_RELAXED);
-	__atomic_store_n(&st->len, len + 1, __ATOMIC_RELAXED);
 	/* two stores: a merged one would stall the next pop (lcore_cache.h) */
 	st->objs[len].p = ptr;
 	rte_compiler_barrier();
 	st->objs[len].state = state;
+	/* the length last: a process killed before it leaves no stale entry */
+	rte_compiler_barrier();
+	__atomic_store_n(&st->len, len + 1, __ATOMIC_RELAXED);
 	return;
 call:
 	hpm_free(ptr);

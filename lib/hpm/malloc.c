@@ -468,8 +468,10 @@ free_fast(void *ptr)
 		return free_miss(ptr);
 	hpm_blk_state_set(state, HPM_BLK_CACHED);
 	hpm_block_close(u, ptr, hpm_cache_class_usable(cls));
-	hpm_cache_set_len(cc, len + 1);
+	/* the entry before the length: a process killed between them leaves no stale entry */
 	hpm_cache_obj_set(&hpm_cache_objs(cc)[len], ptr, state);
+	rte_compiler_barrier();
+	hpm_cache_set_len(cc, len + 1);
 }
 
 void
