@@ -3,10 +3,14 @@
 /*
  * Telemetry: the process reads its own telemetry socket, as
  * dpdk-telemetry.py would, and the JSON of /hpm/stats, /hpm/heap_info,0 and
- * /hpm/caches agrees with the API's statistics.
+ * /hpm/caches agrees with the API's statistics. A client asks all three
+ * over and over while the application runs hpm_init() and hpm_fini() in a
+ * loop: the handlers read a heap hpm_fini() freed (SIGSEGV in the telemetry
+ * thread); they now hold it while they read it.
  */
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -103,6 +107,53 @@ sum_by_role(const char *json, const char *key, const char **at)
 		sum += v;
 	}
 	return sum;
+}
+
+#define CYCLES 1000
+
+static volatile int client_stop;
+static unsigned long client_replies;
+
+static void *
+client(void *arg)
+{
+	static const char *const cmds[] = {"/hpm/stats", "/hpm/heap_info,0", "/hpm/caches",
+		"/hpm/caches,0"};
+	static char reply[64 * 1024];
+	int fd = connect_telemetry();
+	unsigned int i = 0;
+
+	RTE_SET_USED(arg);
+	if (fd < 0)
+		return NULL;
+	while (!client_stop && query(fd, cmds[i++ % RTE_DIM(cmds)], reply, sizeof(reply)) == 0)
+		client_replies++;
+	close(fd);
+	return NULL;
+}
+
+static void
+check_init_fini_under_queries(void)
+{
+	struct hpm_config cfg;
+	unsigned int i;
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, client, NULL) == 0, "client thread");
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_ANON;
+	cfg.initial_size = 8u << 20;
+	for (i = 0; i < CYCLES; i++) {
+		if (hpm_init(&cfg) != 0)
+			break;
+		hpm_free(hpm_malloc("cycle", 100000, 0));
+		hpm_fini();
+	}
+	client_stop = 1;
+	pthread_join(t, NULL);
+	CHECK(i == CYCLES, "%u of %u init/fini cycles", i, CYCLES);
+	CHECK(client_replies > 0, "no reply while the heap came and went");
+	printf("%u init/fini cycles under %lu telemetry replies\n", i, client_replies);
 }
 
 int
@@ -213,5 +264,6 @@ main(void)
 		hpm_free(p[i]);
 	hpm_malloc_dump_heaps(stdout);
 	hpm_fini();
+	check_init_fini_under_queries();
 	return test_end("telemetry");
 }

@@ -366,6 +366,23 @@ hpm_init(const struct hpm_config *cfg)
 	return rc;
 }
 
+/* The heap, attached if another process made one; never made here. init_lock held. */
+static int
+find_locked(void)
+{
+	int rc;
+
+	if (hpm_state != NULL)
+		return 0;
+	if (!hpm_source_eal_ready())
+		return -ENOENT;
+	(void)hpm_owner_init();
+	rc = state_attach();
+	if (rc != 0 && rc != -ENOENT)
+		rte_errno = -rc;
+	return rc;
+}
+
 int
 hpm_state_find(void)
 {
@@ -380,16 +397,27 @@ hpm_state_find(void)
 	if (!hpm_source_eal_ready() || rte_memzone_lookup(HPM_STATE_ZONE) == NULL)
 		return -ENOENT;
 	pthread_mutex_lock(&init_lock);
-	if (hpm_state != NULL) {
-		rc = 0;
-	} else {
-		(void)hpm_owner_init();
-		rc = state_attach();
-	}
+	rc = find_locked();
 	pthread_mutex_unlock(&init_lock);
-	if (rc != 0 && rc != -ENOENT)
-		rte_errno = -rc;
 	return rc;
+}
+
+int
+hpm_state_pin(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&init_lock);
+	rc = find_locked();
+	if (rc != 0)
+		pthread_mutex_unlock(&init_lock);
+	return rc;
+}
+
+void
+hpm_state_unpin(void)
+{
+	pthread_mutex_unlock(&init_lock);
 }
 
 int

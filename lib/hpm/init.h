@@ -26,6 +26,17 @@
  */
 int hpm_state_find(void);
 
+/**
+ * hpm_state_find(), and the heap held until hpm_state_unpin(): hpm_fini()
+ * waits. For EAL's telemetry thread, which reads the heap at any moment.
+ * Nothing between may call hpm_init() or hpm_fini(). 0, or -ENOENT (not
+ * held).
+ */
+int hpm_state_pin(void);
+
+/** Let go of the heap hpm_state_pin() held. */
+void hpm_state_unpin(void);
+
 /** Initialise with the defaults unless done: 0, or -errno with rte_errno set. */
 int hpm_state_ensure(void);
 

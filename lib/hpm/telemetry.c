@@ -101,19 +101,10 @@ add_socket_stats(struct rte_tel_data *d, int socket)
 }
 
 static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+stats_reply(struct rte_tel_data *d, char *name, size_t len)
 {
-	char name[32];
 	unsigned int i;
 
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
-	rte_tel_data_start_dict(d);
-	/* a process that has not called the library yet (a secondary): the heap there is */
-	if (hpm_state_find() != 0) {
-		rte_tel_data_add_dict_string(d, "source", "none");
-		return 0;
-	}
 	rte_tel_data_add_dict_string(d, "source", hpm_src->name);
 	rte_tel_data_add_dict_int(d, "sockets", hpm_state->nsockets);
 	hpm_tel_dict_add_u64(d, "bad_frees", hpm_bad_free_count());
@@ -124,10 +115,34 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 			return -ENOMEM;
 		rte_tel_data_start_dict(s);
 		add_socket_stats(s, hpm_state->socket_ids[i]);
-		snprintf(name, sizeof(name), "socket_%d", hpm_state->socket_ids[i]);
+		snprintf(name, len, "socket_%d", hpm_state->socket_ids[i]);
 		rte_tel_data_add_dict_container(d, name, s, 0);
 	}
 	return 0;
+}
+
+/*
+ * The handlers run in EAL's telemetry thread, at any moment: each holds the
+ * heap (hpm_state_pin()) while it reads it, so that hpm_fini() cannot take
+ * it away under the reply (SIGSEGV).
+ */
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char name[32];
+	int rc;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_dict(d);
+	/* a process that has not called the library yet (a secondary): the heap there is */
+	if (hpm_state_pin() != 0) {
+		rte_tel_data_add_dict_string(d, "source", "none");
+		return 0;
+	}
+	rc = stats_reply(d, name, sizeof(name));
+	hpm_state_unpin();
+	return rc;
 }
 
 /* A dict of one figure per unit role, in d under name. */
@@ -147,19 +162,10 @@ add_by_role(struct rte_tel_data *d, const char *name, const size_t *values)
 }
 
 static int
-tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
+heap_info_reply(struct rte_tel_data *d, int socket)
 {
 	struct arena_census c;
-	char *end;
-	long socket;
 
-	RTE_SET_USED(cmd);
-	if (params == NULL || hpm_state_find() != 0)
-		return -EINVAL;
-	socket = strtol(params, &end, 10);
-	if (end == params || *end != '\0' || socket < 0 || socket >= RTE_MAX_NUMA_NODES ||
-		!hpm_state_has_socket(hpm_state, (int)socket))
-		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_int(d, "socket", socket);
 	add_socket_stats(d, socket);
@@ -172,6 +178,27 @@ tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
 		add_by_role(d, "grown_for", c.grown_for) != 0)
 		return -ENOMEM;
 	return 0;
+}
+
+static int
+tel_heap_info(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char *end;
+	long socket;
+	int rc;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL)
+		return -EINVAL;
+	socket = strtol(params, &end, 10);
+	if (end == params || *end != '\0' || socket < 0 || socket >= RTE_MAX_NUMA_NODES)
+		return -EINVAL;
+	if (hpm_state_pin() != 0)
+		return -EINVAL;
+	rc = hpm_state_has_socket(hpm_state, (int)socket) ? heap_info_reply(d, (int)socket)
+							  : -EINVAL;
+	hpm_state_unpin();
+	return rc;
 }
 
 static void
@@ -206,16 +233,12 @@ class_key(unsigned int cls, char *name, size_t len)
  * classes that have been used (all 156 would not fit a reply).
  */
 static int
-tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
+caches_reply(const char *params, struct rte_tel_data *d)
 {
 	struct hpm_cache_stats cs;
 	char name[48];
 	unsigned int lcore, cls;
 
-	RTE_SET_USED(cmd);
-	rte_tel_data_start_dict(d);
-	if (hpm_state_find() != 0)
-		return 0;
 	if (params != NULL && *params != '\0') {
 		unsigned long n;
 		char *end;
@@ -258,6 +281,20 @@ tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_container(d, name, c, 0);
 	}
 	return 0;
+}
+
+static int
+tel_caches(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int rc;
+
+	RTE_SET_USED(cmd);
+	rte_tel_data_start_dict(d);
+	if (hpm_state_pin() != 0)
+		return 0;
+	rc = caches_reply(params, d);
+	hpm_state_unpin();
+	return rc;
 }
 
 /* Registered at load, as DPDK's libraries do: nothing below calls the observers. */
