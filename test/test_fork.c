@@ -10,16 +10,27 @@
  * inline and through the calls, tag them with their own mark, spin a
  * moment and check the marks before freeing: no block is the other
  * process's, no free is refused, and the heap checks in both.
+ *
+ * fork() while another thread of the parent holds a lock of a private heap
+ * (anon): the child's copy of the lock held the parent's pid, and the
+ * child's first call spun for as long as the parent lived. Each of FORKS
+ * children allocates once, while a thread of the parent allocates and frees
+ * 3 MiB blocks (the locked path) in a loop: it ends within 2 s, with its
+ * block or with ENOTRECOVERABLE (the lock it found held is torn there).
  */
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rte_errno.h>
 #include <rte_pause.h>
 
 #include "hpm_inline.h"
@@ -60,6 +71,68 @@ run(long mark)
 			hpm_free((void *)(uintptr_t)p);
 	}
 	return bad;
+}
+
+#define FORKS 20
+#define BIG ((size_t)3 << 20)
+
+static volatile int locker_stop;
+
+static void *
+locker(void *arg)
+{
+	RTE_SET_USED(arg);
+	while (!locker_stop)
+		hpm_free(hpm_malloc("locker", BIG, 0));
+	return NULL;
+}
+
+static void
+check_fork_while_locked(void)
+{
+	unsigned int i, hung = 0, torn = 0, other = 0;
+	struct hpm_config cfg;
+	int status, waited;
+	pthread_t t;
+	pid_t pid, r;
+
+	hpm_config_defaults(&cfg);
+	cfg.source = HPM_SOURCE_ANON;
+	CHECK(hpm_init(&cfg) == 0, "hpm_init (anon)");
+	CHECK(pthread_create(&t, NULL, locker, NULL) == 0, "locker thread");
+	for (i = 0; i < FORKS; i++) {
+		usleep(1000);
+		pid = fork();
+		if (pid == 0) {
+			void *p = hpm_malloc("child", BIG, 0);
+
+			_exit(p != NULL ? 0 : rte_errno == ENOTRECOVERABLE ? 4 : 3);
+		}
+		if (pid < 0)
+			break;
+		for (waited = 0; (r = waitpid(pid, &status, WNOHANG)) == 0 && waited < 2000;
+			waited++)
+			usleep(1000);
+		if (r == 0) {
+			hung++;
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
+			torn++;
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			other++;
+		}
+	}
+	locker_stop = 1;
+	pthread_join(t, NULL);
+	printf("%u children forked while a thread allocates: %u hung, %u found a lock torn, "
+	       "%u failed otherwise\n",
+		i, hung, torn, other);
+	CHECK(i == FORKS, "fork %u", i);
+	CHECK(hung == 0, "%u children still in their first allocation after 2 s", hung);
+	CHECK(other == 0, "%u children failed otherwise", other);
+	CHECK(hpm_heap_check() == 0, "parent's heap check");
+	hpm_fini();
 }
 
 int
@@ -114,5 +187,6 @@ main(void)
 		hpm_bad_free_count() - bad_frees);
 	CHECK(hpm_heap_check() == 0, "heap check");
 	hpm_fini();
+	check_fork_while_locked();
 	return test_end("fork");
 }

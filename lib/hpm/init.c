@@ -338,6 +338,53 @@ state_destroy(void)
 	hpm_meta_release_all(&st->meta, hpm_src);
 }
 
+/*
+ * A child of fork() has a copy of a private heap (anon, hugetlbfs) with its
+ * locks as they were: one that another thread of the parent held is held
+ * by no thread of the child, and what it protects may be half-changed. The
+ * child sees it torn: calls behind it fail with ENOTRECOVERABLE, where they
+ * spun for as long as the parent lived. (The eal source's heap is shared:
+ * the parent's threads let its locks go.)
+ */
+static int fork_parent;
+
+static void
+fork_prepare(void)
+{
+	fork_parent = getpid();
+}
+
+static void
+tear_if_parents(hpm_lock_t *l)
+{
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == fork_parent)
+		__atomic_store_n(&l->owner, HPM_LOCK_TORN, __ATOMIC_RELAXED);
+}
+
+static void
+fork_child(void)
+{
+	struct hpm_state *st = hpm_state;
+	unsigned int i, cls;
+
+	if (st == NULL || st->source == HPM_SOURCE_EAL)
+		return;
+	tear_if_parents(&st->cache_lock);
+	tear_if_parents(&st->meta.lock);
+	for (i = 0; i < st->nsockets; i++) {
+		struct hpm_cache_xfer *x = st->xfer[st->socket_ids[i]];
+
+		tear_if_parents(&st->arenas[st->socket_ids[i]].lock);
+		for (cls = 0; x != NULL && cls < HPM_CACHE_NCLASS; cls++)
+			tear_if_parents(&x->cls[cls].lock);
+	}
+}
+
+RTE_INIT(hpm_init_fork_setup)
+{
+	pthread_atfork(fork_prepare, NULL, fork_child);
+}
+
 int
 hpm_init(const struct hpm_config *cfg)
 {
