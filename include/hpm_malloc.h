@@ -248,6 +248,10 @@ __hpm_wur int hpm_init(const struct hpm_config *cfg);
  * detaches: the caches of this process's lcores go back to the heap, which
  * stays. The process that created the heap releases it, after every other
  * process has detached.
+ *
+ * As free() of a block, the end of the heap is the application's to order:
+ * no other thread of the process may be in an hpmalloc call, or make one,
+ * while hpm_fini() runs (EAL's telemetry requests excepted: they wait).
  */
 void hpm_fini(void);
 
