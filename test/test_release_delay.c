@@ -24,6 +24,10 @@
  * and ask again, but only when they add up to the request: 16 TiB on
  * anonymous memory keeps the 16 MiB kept (every failed giant request
  * emptied the heap, and the fuzzer mapped its chunks again at half speed).
+ *
+ * A released chunk's addresses are no longer hpmalloc's (hpm_malloc_owns():
+ * the shim routes on it), and empty chunks up to retain_size, inclusive,
+ * are kept: two chunks of 6 MiB under a retain_size of 12 MiB stay.
  */
 
 #include <errno.h>
@@ -91,6 +95,8 @@ main(void)
 		hs.empty_chunk_bytes >> 20);
 	CHECK(hs.empty_chunk_bytes == 0, "A's chunk past its delay kept: %zu bytes empty",
 		hs.empty_chunk_bytes);
+	CHECK(!hpm_malloc_owns(a) && !hpm_malloc_owns(a + MIB(3)),
+		"A's released chunk still looks like hpmalloc's");
 	if (b2 != NULL) {
 		for (i = 0; i < MIB(2) && b2[i] == (uint8_t)(i * 7); i++)
 			;
@@ -138,6 +144,23 @@ main(void)
 	CHECK(stats().empty_chunk_bytes == hs.empty_chunk_bytes,
 		"a refused 16 TiB gave back the empty chunks: %zu bytes left of %zu",
 		stats().empty_chunk_bytes, hs.empty_chunk_bytes);
+	hpm_fini();
+
+	/* empty chunks adding up to retain_size exactly are all kept */
+	cfg.chunk_size = MIB(8);
+	cfg.retain_size = MIB(12);
+	CHECK(hpm_init(&cfg) == 0, "hpm_init, retain 12 MiB");
+	a = hpm_malloc("six", MIB(6), 0);
+	b = hpm_malloc("six", MIB(6), 0);
+	hs = stats();
+	CHECK(a != NULL && b != NULL && hs.chunks == 2 && hs.chunk_bytes == MIB(12),
+		"two 6 MiB blocks: %u chunks, %zu MiB", hs.chunks, hs.chunk_bytes >> 20);
+	hpm_free(a);
+	hpm_free(b);
+	hs = stats();
+	CHECK(hs.chunks == 2 && hs.empty_chunk_bytes == MIB(12),
+		"retain_size 12 MiB: %u chunks, %zu MiB empty kept", hs.chunks,
+		hs.empty_chunk_bytes >> 20);
 	hpm_fini();
 	return test_end("release_delay");
 }

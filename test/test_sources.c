@@ -248,7 +248,7 @@ check_init_errors(void)
 }
 
 static int
-init(void)
+init(unsigned int flags)
 {
 	static const enum hpm_source_kind kinds[] = {
 		[M_ANON] = HPM_SOURCE_ANON,
@@ -266,6 +266,7 @@ init(void)
 	cfg.release_delay_ms = RELEASE_DELAY_MS;
 	/* small chunks: a chunk the spare pages keep is small */
 	cfg.chunk_size = MIB(4);
+	cfg.flags |= flags;
 	rc = hpm_init(&cfg);
 	CHECK(rc == 0, "hpm_init(%s): %d", mode_names[mode], rc);
 	if (rc != 0)
@@ -295,13 +296,21 @@ check_init_again(void)
 
 /* --- zeroed memory --- */
 
+/* Size classes (no tag), which the routes above reach with 100 B only. */
+static const struct route class_routes[] = {
+	{"size class 64 B", 64, 0},
+	{"size class 1000 B", 1000, 0},
+	{"size class 3000 B", 3000, 0},
+	{"size class 20000 B", 20000, 0},
+};
+
 static void
-check_zero(void)
+check_zero_routes(const struct route *rs, unsigned int n)
 {
 	unsigned int i, round;
 
-	for (i = 0; i < RTE_DIM(routes); i++) {
-		const struct route *r = &routes[i];
+	for (i = 0; i < n; i++) {
+		const struct route *r = &rs[i];
 		unsigned int reused = 0;
 		void *p, *q;
 		size_t nz;
@@ -333,6 +342,13 @@ check_zero(void)
 		printf("zero: %-24s fresh and reused (%u of 3 at the freed address)\n", r->name,
 			reused);
 	}
+}
+
+static void
+check_zero(void)
+{
+	check_zero_routes(routes, RTE_DIM(routes));
+	check_zero_routes(class_routes, RTE_DIM(class_routes));
 	/* a dirty large block given back in part (realloc shrink) then grown again */
 	{
 		uint8_t *p = hpm_malloc("zero", MIB(6), 0), *q;
@@ -717,8 +733,10 @@ check_reinit(void)
 
 	CHECK(hpm_source_name() == NULL, "hpm_fini left %s", hpm_source_name());
 	check_init_errors();
-	if (init() != 0)
+	/* without caches: every block from the locked path, zeroed there */
+	if (init(HPM_CFG_F_NO_CACHE) != 0)
 		return;
+	check_zero();
 	for (i = 0; i < RTE_DIM(routes); i++) {
 		p[i] = hpm_zmalloc("reinit", routes[i].size, routes[i].align);
 		CHECK(p[i] != NULL, "after re-init: %s", routes[i].name);
@@ -776,7 +794,7 @@ main(int argc, char **argv)
 		CHECK(rte_malloc_get_socket_stats(rte_socket_id_by_idx(0), &rte0) == 0,
 			"rte stats");
 	}
-	if (init() != 0)
+	if (init(0) != 0)
 		return test_end("sources");
 	printf("source %s\n", hpm_source_name());
 	check_init_again();

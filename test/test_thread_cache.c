@@ -31,6 +31,8 @@
  * slots: a thread that found every thread slot taken (main's and 127 other
  *   threads') allocates on the locked path; once a slot is free again it
  *   gets a cache within a few thousand allocations (it kept none for good).
+ *   While all are taken, the last slot's id has statistics, and the id past
+ *   it is -EINVAL for hpm_cache_stats() and hpm_cache_flush_lcore().
  *
  * usage: test_thread_cache budget|key|exit|threads|reaper|slots
  */
@@ -394,6 +396,7 @@ case_slots(void)
 {
 	struct hpm_config cfg = anon_config();
 	pthread_t holders[HOLDERS], t;
+	struct hpm_cache_stats cs;
 	unsigned int i;
 
 	CHECK(hpm_init(&cfg) == 0, "hpm_init");
@@ -403,6 +406,12 @@ case_slots(void)
 		CHECK(pthread_create(&holders[i], NULL, holder_thread, (void *)(uintptr_t)i) == 0,
 			"pthread_create");
 	pthread_barrier_wait(&holders_up);
+	CHECK(hpm_cache_stats(HPM_CACHE_THREAD_SLOT0 + HPM_CACHE_THREAD_SLOTS - 1, -1, &cs) == 0,
+		"slots: the last slot's statistics");
+	CHECK(hpm_cache_stats(HPM_CACHE_THREAD_SLOT0 + HPM_CACHE_THREAD_SLOTS, -1, &cs) == -EINVAL,
+		"slots: statistics of the id past the last slot");
+	CHECK(hpm_cache_flush_lcore(HPM_CACHE_THREAD_SLOT0 + HPM_CACHE_THREAD_SLOTS) == -EINVAL,
+		"slots: flush of the id past the last slot");
 	CHECK(pthread_create(&t, NULL, slotless_thread, NULL) == 0, "pthread_create");
 	pthread_join(holders[0], NULL); /* its slot is free once it has exited */
 	__atomic_store_n(&slotless_done, 1, __ATOMIC_RELEASE);
