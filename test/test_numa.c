@@ -8,6 +8,9 @@
  * caller's socket first (CPU c is socket c % 2), then falls back to the other
  * when the caller's cannot grow; a block freed on an lcore of the other socket
  * goes back to its own socket's heap, never into the foreign lcore's cache.
+ * SOCKET_ID_ANY takes the caller's socket for blocks no cache serves (4 MiB)
+ * too, and hpm_realloc_socket() to the other socket moves the block there,
+ * contents kept, even when its size would fit in place (1000 B, 4 -> 2 MiB).
  *
  * usage: test_numa   (EAL with lcores 0 and 1)
  */
@@ -90,6 +93,10 @@ struct any_result {
 	unsigned int before[2];
 	unsigned int after[2];
 	void *p;
+	/* a large block: the locked path, no cache */
+	unsigned int big_before[2];
+	unsigned int big_after[2];
+	void *big;
 };
 
 static void *
@@ -107,6 +114,11 @@ any_on_cpu(void *arg)
 	r->p = hpm_malloc("any", 1000, 0);
 	r->after[0] = live(0);
 	r->after[1] = live(1);
+	r->big_before[0] = live(0);
+	r->big_before[1] = live(1);
+	r->big = hpm_malloc("any", MIB(4), 0);
+	r->big_after[0] = live(0);
+	r->big_after[1] = live(1);
 	return NULL;
 }
 
@@ -126,7 +138,12 @@ caller_first(void)
 		CHECK(r.after[cpu % 2] == r.before[cpu % 2] + 1 &&
 				r.after[1 - cpu % 2] == r.before[1 - cpu % 2],
 			"SOCKET_ID_ANY from CPU %d did not take socket %d first", cpu, cpu % 2);
+		CHECK(r.big != NULL && r.big_after[cpu % 2] == r.big_before[cpu % 2] + 1 &&
+				r.big_after[1 - cpu % 2] == r.big_before[1 - cpu % 2],
+			"SOCKET_ID_ANY, 4 MiB, from CPU %d did not take socket %d first", cpu,
+			cpu % 2);
 		hpm_free(r.p);
+		hpm_free(r.big);
 	}
 	printf("SOCKET_ID_ANY: CPU 0 -> socket 0, CPU 1 -> socket 1\n");
 }
@@ -217,6 +234,40 @@ cross_socket_frees(void)
 		NBLOCKS);
 }
 
+/* hpm_realloc_socket() to the other socket: the block moves, whatever its size. */
+static void
+realloc_across(void)
+{
+	static const size_t from[] = {1000, MIB(4)}, to[] = {1000, MIB(2)};
+	unsigned int i, before0, before1;
+	uint8_t *p, *q;
+	size_t k;
+
+	for (i = 0; i < RTE_DIM(from); i++) {
+		p = hpm_malloc_socket("across", from[i], 0, 0);
+		CHECK(p != NULL, "%zu B on socket 0", from[i]);
+		if (p == NULL)
+			continue;
+		for (k = 0; k < to[i]; k += 61)
+			p[k] = (uint8_t)(k * 13);
+		before0 = live(0);
+		before1 = live(1);
+		q = hpm_realloc_socket(p, to[i], 0, 1);
+		CHECK(q != NULL && q != p, "%zu -> %zu B to socket 1: %p, was %p", from[i], to[i],
+			(void *)q, (void *)p);
+		if (q == NULL)
+			continue;
+		CHECK(live(1) == before1 + 1 && live(0) == before0 - 1,
+			"%zu -> %zu B to socket 1: socket 0 counts %u -> %u, socket 1 %u -> %u",
+			from[i], to[i], before0, live(0), before1, live(1));
+		for (k = 0; k < to[i] && q[k] == (uint8_t)(k * 13); k += 61)
+			;
+		CHECK(k >= to[i], "%zu -> %zu B to socket 1: byte %zu", from[i], to[i], k);
+		hpm_free(q);
+	}
+	printf("realloc to the other socket: 1000 B and 4 -> 2 MiB moved, contents kept\n");
+}
+
 int
 main(void)
 {
@@ -241,6 +292,7 @@ main(void)
 	caller_first();
 	fallback();
 	cross_socket_frees();
+	realloc_across();
 	hpm_fini();
 	/* a fake topology is for the EAL-free sources only */
 	hpm_config_defaults(&cfg);
