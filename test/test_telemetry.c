@@ -227,6 +227,11 @@ main(void)
 			"grown for gran4k %lld, for free units %lld",
 			number(json, by_role, "gran4k"), number(json, by_role, "free"));
 	}
+	CHECK(number(json, NULL, "chunks_reserved") - number(json, NULL, "chunks_released") ==
+			number(json, NULL, "chunks"),
+		"chunks reserved %lld - released %lld != chunks %lld",
+		number(json, NULL, "chunks_reserved"), number(json, NULL, "chunks_released"),
+		number(json, NULL, "chunks"));
 	CHECK(query(fd, "/hpm/heap_info,7", json, sizeof(json)) == 0 &&
 			strstr(json, "null") != NULL,
 		"/hpm/heap_info of an absent socket: %s", json);
@@ -238,6 +243,21 @@ main(void)
 			number(json, strstr(json, "lcore_0"), "hits") == (long long)cs.hits,
 		"hits of lcore 0: telemetry %lld, API %" PRIu64,
 		number(json, strstr(json, "lcore_0"), "hits"), cs.hits);
+	if (strstr(json, "lcore_0") != NULL) {
+		const char *l0 = strstr(json, "lcore_0");
+
+		CHECK(number(json, l0, "misses") == (long long)cs.misses &&
+				number(json, l0, "flushes") == (long long)cs.flushes &&
+				number(json, l0, "blocks") == (long long)cs.blocks &&
+				number(json, l0, "bytes") == (long long)cs.bytes &&
+				number(json, l0, "limit") == (long long)cs.limit,
+			"lcore 0: telemetry misses %lld flushes %lld blocks %lld bytes %lld limit "
+			"%lld, API %" PRIu64 " %" PRIu64 " %" PRIu64 " %zu %" PRIu64,
+			number(json, l0, "misses"), number(json, l0, "flushes"),
+			number(json, l0, "blocks"), number(json, l0, "bytes"),
+			number(json, l0, "limit"), cs.misses, cs.flushes, cs.blocks, cs.bytes,
+			cs.limit);
+	}
 	CHECK(query(fd, "/hpm/caches,0", json, sizeof(json)) == 0 &&
 			strstr(json, "\"class_4096\"") != NULL &&
 			strstr(json, "\"class_192\"") != NULL &&

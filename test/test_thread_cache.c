@@ -18,7 +18,8 @@
  *   cache, then takes the metadata back (it used to take it from under the
  *   thread). The library's test hook holds the thread there while main
  *   starts hpm_fini().
- * threads: 40 threads that allocate at once, then exit: while they run the
+ * threads: 40 threads that allocate at once, then exit (their slots hold no
+ *   block after): while they run the
  *   caches number one more each, after they are gone as many as before
  *   (every slot ever used counted: a hundred threads gone made each cache's
  *   part of the heap a hundredth, and every quiet cache look busy).
@@ -260,11 +261,16 @@ static void
 case_threads(void)
 {
 	struct hpm_config cfg = anon_config();
+	struct hpm_lcore_cache *mine;
 	pthread_t t[NTHREADS];
 	unsigned int i, before, during, after;
 
 	CHECK(hpm_init(&cfg) == 0, "hpm_init");
 	hpm_free(hpm_malloc("threads", 256, 0)); /* main's own cache first */
+	mine = hpm_cache_get();
+	CHECK(mine != NULL, "threads: main has no cache");
+	if (mine == NULL)
+		return;
 	before = __atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED);
 	pthread_barrier_init(&threads_up, NULL, NTHREADS + 1);
 	pthread_barrier_init(&threads_counted, NULL, NTHREADS + 1);
@@ -282,6 +288,16 @@ case_threads(void)
 		during, NTHREADS, before);
 	CHECK(after == before, "threads: %u caches after the threads left, %u before", after,
 		before);
+	/* each gave its blocks back as it left: no slot but main's holds any */
+	for (i = 0; i < HPM_CACHE_THREAD_SLOTS; i++) {
+		struct hpm_cache_stats cs;
+
+		if (i + HPM_CACHE_THREAD_SLOT0 == mine->lcore ||
+			hpm_cache_stats(HPM_CACHE_THREAD_SLOT0 + i, -1, &cs) != 0)
+			continue;
+		CHECK(cs.blocks == 0, "threads: slot %u holds %" PRIu64 " blocks after its thread left",
+			i, cs.blocks);
+	}
 	CHECK(hpm_heap_check() == 0, "threads: heap check");
 	pthread_barrier_destroy(&threads_up);
 	pthread_barrier_destroy(&threads_counted);
