@@ -456,6 +456,8 @@ main(int argc, char **argv)
 
 	check_engine_edges();
 	run_page(512, 64, ops, &rs);
+	/* runs and alignments past a word of the bitmap: the search's general loop */
+	run_page(512, 512, ops / 8, &rs);
 	run_page(32, 32, ops / 4, &rs);
 	run_table(ops / 10, &rs);
 	run_set(ops / 4, &rs);

@@ -41,6 +41,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -925,6 +926,8 @@ case_lock_death(void)
 	int status;
 	pid_t pid;
 
+	/* a lock taken for alive spins for ever: a failure in a minute, not a timeout */
+	alarm(60);
 	CHECK(hpm_init(NULL) == 0, "hpm_init");
 	held = hpm_malloc("held", 3u << 20, 0);
 	cached = hpm_malloc("cached", 100, 0);
@@ -949,6 +952,7 @@ case_lock_death(void)
 	hpm_free(cached);
 	CHECK(hpm_heap_trim() == 0, "trim");
 	hpm_fini();
+	alarm(0);
 	printf("a secondary killed holding the heap's lock: no hang; every later call on the "
 	       "socket failed with ENOTRECOVERABLE\n");
 }
