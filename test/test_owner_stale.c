@@ -18,7 +18,9 @@
  * still hold them. Then each block, its first byte that of a cached 64 KiB
  * block, is freed; 64 KiB blocks are allocated, none of them may be one of
  * those 4 KiB blocks; the rest keep their contents, the heap checks, and
- * after the drain no block is left.
+ * after the drain no block is left. The frees put the right descriptors
+ * back in the table (learnt from the page map), so that later frees of
+ * those units are not all sent to the locked path.
  */
 
 #include <inttypes.h>
@@ -44,7 +46,7 @@ main(void)
 	struct hpm_unit *stale[BIG_UNITS];
 	struct rte_malloc_socket_stats st;
 	struct hpm_config cfg;
-	unsigned int i, k, redirected = 0, twice = 0, damaged = 0;
+	unsigned int i, k, redirected = 0, twice = 0, damaged = 0, stale_left;
 	uint8_t *big, *mid;
 
 	hpm_config_defaults(&cfg);
@@ -92,6 +94,12 @@ main(void)
 		*(uint8_t *)small[i] = hpm_cache_user_state(HPM_CACHE_C64K);
 		hpm_free(small[i]);
 	}
+	/* the frees learnt the right descriptors: the units' later frees take the fast path */
+	for (i = 0, stale_left = 0; i < NFREE; i++)
+		stale_left += hpm_owner_lookup(small[i]) !=
+			hpm_pagemap_lookup(&hpm_state->pagemap, small[i]);
+	CHECK(stale_left == 0, "%u freed blocks' units still have a stale owner entry",
+		stale_left);
 	for (i = 0; i < NFREE; i++) {
 		big64k[i] = hpm_malloc("64k", 65536, 65536);
 		CHECK(big64k[i] != NULL, "malloc 64 KiB #%u", i);
