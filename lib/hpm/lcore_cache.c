@@ -774,9 +774,10 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	/* what another cache of the socket gave up, first: no heap lock */
 	n = RTE_MAX(want, cc->batch);
 	n = xfer_get(c->socket, cls, hpm_cache_objs(cc) + cc->len, RTE_MIN(n, cc->cap - cc->len));
+	/* one refill, one miss, from either side or both */
+	hpm_cache_count(&cc->misses, 1);
 	if (n != 0) {
 		hpm_cache_set_len(cc, cc->len + n);
-		hpm_cache_count(&cc->misses, 1);
 		if (n >= want)
 			return cc->len;
 		want -= n;
@@ -792,7 +793,6 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
 	a->alloc_count += n;
 	hpm_arena_unlock(a);
-	hpm_cache_count(&cc->misses, 1);
 	return cc->len;
 }
 
