@@ -225,19 +225,21 @@ state_create(const struct hpm_config *cfg, const struct hpm_source_ops *src)
  * memzone lock, which a reservation holds while it waits for this one.
  */
 static struct hpm_state *
-state_published(int *rc)
+state_published(int *rc, int *creator)
 {
 	const struct rte_memzone *mz = rte_memzone_lookup(HPM_STATE_ZONE);
 	struct hpm_state *st = NULL;
 	void *va = mz != NULL ? mz->addr : NULL;
 
 	*rc = -ENOENT;
+	*creator = 0;
 	if (va == NULL)
 		return NULL;
 	rte_mcfg_mem_read_lock();
 	if (__atomic_load_n(&mz->addr, __ATOMIC_ACQUIRE) == va) {
 		st = (struct hpm_state *)((uint8_t *)va + HPM_META_HDR_SIZE);
 		*rc = -EAGAIN;
+		*creator = __atomic_load_n(&st->creator_pid, __ATOMIC_RELAXED);
 		if (__atomic_load_n(&st->magic, __ATOMIC_ACQUIRE) != HPM_STATE_MAGIC)
 			st = NULL;
 	}
@@ -248,22 +250,27 @@ state_published(int *rc)
 }
 
 /* Attach to the heap another process of this DPDK application created. */
+#define ATTACH_WAIT_MAX_S 120
 static int
 state_attach(void)
 {
+	const uint64_t hz = rte_get_timer_hz(), start = rte_get_timer_cycles();
 	struct hpm_state *st;
-	uint64_t deadline;
-	int rc;
+	int rc, creator;
 
 	/*
-	 * Its creator may still be filling it in: 2 s of the clock, not of
-	 * usleep(1) calls (each sleeps 50-100 us: it waited 150 s).
+	 * Its creator may still be filling it in: 2 s of the clock (not of
+	 * usleep(1) calls: each sleeps 50-100 us, it waited 150 s), and as
+	 * long as the creator lives, up to ATTACH_WAIT_MAX_S (an initial_size
+	 * of 12 GiB took more than 2 s to reserve).
 	 */
-	deadline = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
-	while ((st = state_published(&rc)) == NULL) {
+	while ((st = state_published(&rc, &creator)) == NULL) {
+		uint64_t waited = rte_get_timer_cycles() - start;
+
 		if (rc != -EAGAIN)
 			return rc;
-		if (rte_get_timer_cycles() > deadline)
+		if (waited > 2 * hz && (waited > ATTACH_WAIT_MAX_S * hz || creator <= 0 ||
+					       !hpm_pid_alive(creator)))
 			return -ETIMEDOUT;
 		usleep(100);
 	}
