@@ -236,7 +236,8 @@ void hpm_config_defaults(struct hpm_config *cfg);
  * @return
  *   0 on success; -EALREADY if hpmalloc is already initialised, -EINVAL for a
  *   bad configuration, -ENODEV if the requested source cannot be used,
- *   -ENOMEM if the initial reservation fails.
+ *   -ENOMEM if the initial reservation fails, -ETIMEDOUT if another process's
+ *   heap stays unfinished (its creator died making it, or took over 120 s).
  */
 __hpm_wur int hpm_init(const struct hpm_config *cfg);
 
