@@ -195,7 +195,7 @@ eal_start(const char *lcores, bool secondary, const char *limit)
 	char prefix_arg[96], lcores_arg[32];
 	char *argv[] = {"test_mp_calls", lcores_arg, "--no-pci", prefix_arg,
 		secondary ? "--proc-type=secondary" : "--proc-type=primary",
-		"--log-level=lib.eal:warning", TEST_EAL_SHARED_VA (char *)(uintptr_t)limit, NULL};
+		"--log-level=lib.eal:warning", TEST_EAL_SHARED_VA(char *)(uintptr_t) limit, NULL};
 
 	snprintf(prefix_arg, sizeof(prefix_arg), "--file-prefix=%s", prefix);
 	snprintf(lcores_arg, sizeof(lcores_arg), "--lcores=%s", lcores);

@@ -98,8 +98,7 @@ main(void)
 	for (i = 0, stale_left = 0; i < NFREE; i++)
 		stale_left += hpm_owner_lookup(small[i]) !=
 			hpm_pagemap_lookup(&hpm_state->pagemap, small[i]);
-	CHECK(stale_left == 0, "%u freed blocks' units still have a stale owner entry",
-		stale_left);
+	CHECK(stale_left == 0, "%u freed blocks' units still have a stale owner entry", stale_left);
 	for (i = 0; i < NFREE; i++) {
 		big64k[i] = hpm_malloc("64k", 65536, 65536);
 		CHECK(big64k[i] != NULL, "malloc 64 KiB #%u", i);

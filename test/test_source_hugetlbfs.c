@@ -111,9 +111,10 @@ main(void)
 		/* a frame's address and the offset into it (as root: frame numbers readable) */
 		if (getuid() == 0 && src->iova(&r, p) != RTE_BAD_IOVA)
 			CHECK(src->iova(&r, p + 100) == src->iova(&r, p) + 100 &&
-					src->iova(&r, p + MIB(2) - 1) == src->iova(&r, p) + MIB(2) - 1,
-				"IOVA of an offset into the first page: %" PRIx64 " at +100, %" PRIx64
-				" at 0",
+					src->iova(&r, p + MIB(2) - 1) ==
+						src->iova(&r, p) + MIB(2) - 1,
+				"IOVA of an offset into the first page: %" PRIx64
+				" at +100, %" PRIx64 " at 0",
 				(uint64_t)src->iova(&r, p + 100), (uint64_t)src->iova(&r, p));
 		printf("%zu MiB aligned to %zu MiB at %p: %lld bytes mapped\n", len >> 20,
 			align >> 20, r.va, mapped);

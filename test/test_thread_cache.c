@@ -295,8 +295,9 @@ case_threads(void)
 		if (i + HPM_CACHE_THREAD_SLOT0 == mine->lcore ||
 			hpm_cache_stats(HPM_CACHE_THREAD_SLOT0 + i, -1, &cs) != 0)
 			continue;
-		CHECK(cs.blocks == 0, "threads: slot %u holds %" PRIu64 " blocks after its thread left",
-			i, cs.blocks);
+		CHECK(cs.blocks == 0,
+			"threads: slot %u holds %" PRIu64 " blocks after its thread left", i,
+			cs.blocks);
 	}
 	CHECK(hpm_heap_check() == 0, "threads: heap check");
 	pthread_barrier_destroy(&threads_up);

@@ -236,7 +236,8 @@ state_published(int *rc, int *creator)
 	if (va == NULL)
 		return NULL;
 	rte_mcfg_mem_read_lock();
-	if (__atomic_load_n(&mz->addr, __ATOMIC_ACQUIRE) == va) {
+	/* a volatile read: struct rte_memzone is packed, its fields have no atomic load */
+	if (((const volatile struct rte_memzone *)mz)->addr == va) {
 		st = (struct hpm_state *)((uint8_t *)va + HPM_META_HDR_SIZE);
 		*rc = -EAGAIN;
 		*creator = __atomic_load_n(&st->creator_pid, __ATOMIC_RELAXED);
@@ -269,8 +270,9 @@ state_attach(void)
 
 		if (rc != -EAGAIN)
 			return rc;
-		if (waited > 2 * hz && (waited > ATTACH_WAIT_MAX_S * hz || creator <= 0 ||
-					       !hpm_pid_alive(creator)))
+		if (waited > 2 * hz &&
+			(waited > ATTACH_WAIT_MAX_S * hz || creator <= 0 ||
+				!hpm_pid_alive(creator)))
 			return -ETIMEDOUT;
 		usleep(100);
 	}
