@@ -37,21 +37,10 @@ lingering(void *arg)
 static bool
 leader_is_zombie(pid_t pid)
 {
-	char path[32], buf[256], *p;
 	unsigned int tries;
-	FILE *f;
-	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	for (tries = 0; tries < 2000; tries++) {
-		f = fopen(path, "r");
-		if (f == NULL)
-			return false;
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		p = strrchr(buf, ')');
-		if (p != NULL && p[1] == ' ' && p[2] == 'Z')
+		if (hpm_proc_state(pid) == 'Z')
 			return true;
 		usleep(1000);
 	}

@@ -37,6 +37,25 @@ RTE_INIT(hpm_lock_setup)
 	pthread_atfork(NULL, NULL, self_refresh);
 }
 
+char
+hpm_proc_state(int pid)
+{
+	char path[32], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')' */
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' ? p[2] : 0;
+}
+
 /* The number of threads /proc/<pid>/status counts, 0 if unreadable. */
 static unsigned int
 threads_of(int pid)
@@ -64,20 +83,9 @@ threads_of(int pid)
 static bool
 zombie(int pid)
 {
-	char path[32], buf[256], *p;
-	FILE *f;
-	size_t n;
+	char state = hpm_proc_state(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* "pid (comm) S ...": the state follows the last ')' */
-	p = strrchr(buf, ')');
-	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X') && threads_of(pid) <= 1;
+	return (state == 'Z' || state == 'X') && threads_of(pid) <= 1;
 }
 
 bool

@@ -45,6 +45,12 @@ bool hpm_lock_wait(hpm_lock_t *l);
 /** Whether a process lives (a zombie counts as dead). */
 bool hpm_pid_alive(int pid);
 
+/**
+ * The state of /proc/<pid>/stat ('R', 'S', 'Z', ...: its thread group
+ * leader's), 0 if unreadable.
+ */
+char hpm_proc_state(int pid);
+
 static inline void
 hpm_lock_init(hpm_lock_t *l)
 {
