@@ -119,6 +119,7 @@ lcore_callbacks_register(void)
 			__ATOMIC_RELEASE);
 	pthread_mutex_unlock(&once);
 }
+
 /* When a miss next looks for caches of dead processes (TSC). */
 static uint64_t reap_next_tsc;
 

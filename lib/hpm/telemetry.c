@@ -101,8 +101,9 @@ add_socket_stats(struct rte_tel_data *d, int socket)
 }
 
 static int
-stats_reply(struct rte_tel_data *d, char *name, size_t len)
+stats_reply(struct rte_tel_data *d)
 {
+	char name[32];
 	unsigned int i;
 
 	rte_tel_data_add_dict_string(d, "source", hpm_src->name);
@@ -115,7 +116,7 @@ stats_reply(struct rte_tel_data *d, char *name, size_t len)
 			return -ENOMEM;
 		rte_tel_data_start_dict(s);
 		add_socket_stats(s, hpm_state->socket_ids[i]);
-		snprintf(name, len, "socket_%d", hpm_state->socket_ids[i]);
+		snprintf(name, sizeof(name), "socket_%d", hpm_state->socket_ids[i]);
 		rte_tel_data_add_dict_container(d, name, s, 0);
 	}
 	return 0;
@@ -129,7 +130,6 @@ stats_reply(struct rte_tel_data *d, char *name, size_t len)
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char name[32];
 	int rc;
 
 	RTE_SET_USED(cmd);
@@ -140,7 +140,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(d, "source", "none");
 		return 0;
 	}
-	rc = stats_reply(d, name, sizeof(name));
+	rc = stats_reply(d);
 	hpm_state_unpin();
 	return rc;
 }
