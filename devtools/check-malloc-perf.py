@@ -258,6 +258,8 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
                 check_metric(wname, m, b, repeat)
                 if wname == "pthreads" and m.get("unit") == "x":
                     check_positive(wname, m, b)
+        if wname in ("held", "mixed"):
+            check_memory(w, ran)
         if wname == "paced":
             check_paced_rate(w, ran)
             lat = w.get("latency", {})
@@ -270,6 +272,26 @@ def check_doc(args, doc, backends, workloads, repeat, rows):
         print("ok: %s on %s" % (wname, ", ".join(ran)))
     if len(rows) != nrows:
         fail("CSV: %d rows, expected %d" % (len(rows), nrows))
+
+
+def check_memory(w, ran):
+    """Memory: no figure holds less than it keeps live, and every backend of a
+    repetition replays the same steps of mixed (the same peak of live bytes)."""
+    for m in w.get("metrics", []):
+        name = m.get("name", "")
+        for b in ran:
+            runs = m.get("backends", {}).get(b, {}).get("runs", [])
+            if m.get("unit") == "x" and name.endswith("held/live"):
+                for v in runs:
+                    if v is not None and v < 0.99:
+                        fail("%s: %s %s is %g: held below live" % (w["name"], b, name, v))
+        if w["name"] == "mixed" and name == "peak live":
+            per_rep = [m.get("backends", {}).get(b, {}).get("runs", []) for b in ran]
+            for rep, vals in enumerate(zip(*per_rep)):
+                vals = [v for v in vals if v is not None]
+                if vals and max(vals) - min(vals) > 1e-6 * max(vals):
+                    fail("mixed: repetition %d: peak live differs between backends: %s"
+                         % (rep + 1, dict(zip(ran, vals))))
 
 
 def check_paced_rate(w, ran):

@@ -363,6 +363,12 @@ mp_backend_lacking(const struct mp_backend *be, const char **why)
 }
 
 void
+mp_backend_release_eal(void)
+{
+	hpm_be_fini();
+}
+
+void
 mp_backend_fini_all(void)
 {
 	unsigned int i;

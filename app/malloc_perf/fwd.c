@@ -52,6 +52,7 @@ static struct {
 	unsigned int nports;
 	struct rte_mempool *mbufs;
 	struct rte_ring *rings[2];
+	unsigned int pkt_len; /* of the packets primed on the ring pair; 0: not primed */
 	char desc[160];
 } fwd;
 
@@ -175,6 +176,7 @@ fwd_setup(const struct mp_config *cfg)
 				fprintf(stderr, "fwd: cannot prime port %u\n", fwd.ports[i]);
 				goto fail;
 			}
+			fwd.pkt_len = cfg->pkt_len;
 		}
 	return 0;
 fail:
@@ -202,21 +204,28 @@ fwd_teardown(void)
 	}
 	rte_mempool_free(fwd.mbufs);
 	fwd.mbufs = NULL;
+	fwd.pkt_len = 0;
 	fwd.up = false;
 }
 
 static void
 fwd_describe(const struct mp_config *cfg, char *buf, size_t len)
 {
-	char cs[MP_NAME_LEN];
+	char cs[MP_NAME_LEN], pl[96] = "";
 	size_t size;
 	unsigned int align;
 
 	fwd_case(cfg, &size, &align);
 	mp_case_name(cs, sizeof(cs), size, align);
+	/* the ring pair is primed once per process: a later pkt-len does not apply */
+	if (fwd.pkt_len != 0)
+		snprintf(pl, sizeof(pl), ", %u-byte packets%s", fwd.pkt_len,
+			cfg->pkt_len != fwd.pkt_len
+				? " (primed once: a new pkt-len needs a new process)"
+				: "");
 	snprintf(buf, len,
-		"fwd: rx burst of %u, per packet alloc(%s) + copy + free, tx; %s; %u lcore%s",
-		cfg->burst, cs, fwd.desc, cfg->nlcores, cfg->nlcores > 1 ? "s" : "");
+		"fwd: rx burst of %u, per packet alloc(%s) + copy + free, tx; %s%s; %u lcore%s",
+		cfg->burst, cs, fwd.desc, pl, cfg->nlcores, cfg->nlcores > 1 ? "s" : "");
 }
 
 static unsigned int

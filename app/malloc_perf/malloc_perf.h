@@ -117,6 +117,13 @@ const struct mp_backend *mp_backend_find(const char *name);
 int mp_backend_usable(const struct mp_backend *be, const char **why);
 /** Whether a backend cannot run here, as far as known without loading it. */
 bool mp_backend_lacking(const struct mp_backend *be, const char **why);
+/**
+ * Give hpmalloc's memzones back to EAL (it restarts at its next attach):
+ * before the tool reserves anything long-lived in EAL's heap (fwd's mbufs,
+ * pipeline's rings), so that it does not land between hpmalloc's memzones
+ * and split the free memory that trim() makes one range again.
+ */
+void mp_backend_release_eal(void);
 /** Finish every backend that was attached (at exit). */
 void mp_backend_fini_all(void);
 

@@ -206,6 +206,8 @@ setup_once(const struct mp_workload *wl, const struct mp_config *cfg)
 	for (i = 0; i < nset_up; i++)
 		if (set_up[i] == wl)
 			return 0;
+	/* what setup() keeps in EAL's heap must not split the memory hpmalloc had */
+	mp_backend_release_eal();
 	rc = wl->setup(cfg);
 	if (rc == 0 && nset_up < MP_MAX_WORKLOADS)
 		set_up[nset_up++] = wl;

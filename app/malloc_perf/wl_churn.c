@@ -223,6 +223,15 @@ struct mixed_state {
 	unsigned int n;
 };
 
+/* Steps of the memory pass: slots x MIXED_MEM_STEPS, or --iterations if fewer. */
+static uint64_t
+mixed_mem_steps(const struct mp_config *cfg, unsigned int nslots)
+{
+	uint64_t steps = (uint64_t)nslots * MIXED_MEM_STEPS;
+
+	return cfg->iterations != 0 ? RTE_MIN(cfg->iterations, steps) : steps;
+}
+
 /* The memory pass: the same steps, every page written, memory sampled. */
 static int
 mixed_memory(struct mp_run *r, struct mixed_state *st, uint64_t steps, double *out)
@@ -314,7 +323,11 @@ mixed_run(struct mp_run *r, struct mp_lcore *lc)
 	lc->out[0] = mp_ns(now - start) / (double)(2 * k);
 	mp_free_all(be, st.blocks, st.n);
 	memset(st.blocks, 0, sizeof(*st.blocks) * st.n);
-	rc = mixed_memory(r, &st, RTE_MIN(k, (uint64_t)st.n * MIXED_MEM_STEPS), lc->out);
+	/*
+	 * as many steps for every backend: a count from the settings, never from
+	 * how many steps this backend's timed pass did (a slow one did fewer)
+	 */
+	rc = mixed_memory(r, &st, mixed_mem_steps(r->cfg, st.n), lc->out);
 out:
 	if (st.blocks != NULL)
 		mp_free_all(be, st.blocks, st.n);

@@ -363,10 +363,14 @@ held_metrics(const struct mp_config *cfg, struct mp_metric *m)
 			snprintf(m[n].name, sizeof(m[n].name), "%s: %s", k ? "64K/64K" : "4K/4K",
 				held_names[i]);
 			m[n].unit = held_units[i];
-			m[n++].flags = MP_M_TABLE | (i >= 2 ? MP_M_LOWER : 0);
+			m[n++].flags = MP_M_TABLE | (i >= 2 ? MP_M_LOWER | MP_M_OPT : 0);
 		}
 	return n;
 }
+
+/* Held below live cannot be: memory there before the run was reused (RSS: pages
+ * a trim left resident; a heap: a free range other than the largest one). */
+#define HELD_TOLERANCE 0.99
 
 static int
 held_case(const struct mp_backend *be, unsigned int n, size_t size, double *out)
@@ -394,6 +398,14 @@ held_case(const struct mp_backend *be, unsigned int n, size_t size, double *out)
 	out[1] = (m1.total - m0.total) / MP_MIB;
 	out[2] = (m1.held - m0.held) / MP_MIB;
 	out[3] = out[2] / out[0];
+	if (rc == 0 && out[2] < out[0] * HELD_TOLERANCE) {
+		fprintf(stderr,
+			"held: %s: %.1f MiB held for %.1f MiB live: memory from before the run "
+			"was reused (%s); no figure\n",
+			be->name, out[2], out[0],
+			m0.rss ? "pages left resident" : "a free range other than the largest");
+		out[2] = out[3] = NAN;
+	}
 	mp_free_all(be, blocks, n);
 	free(blocks);
 	if (be->trim != NULL && rc == 0)
