@@ -698,6 +698,19 @@ size_t hpm_cache_class_size(unsigned int cls);
 size_t hpm_heap_trim(void);
 
 /**
+ * As hpm_heap_trim(), but every empty chunk goes back to the source, the
+ * retain_size kept for reuse too, after the calling thread's cache is
+ * flushed; a socket whose lock is held (by another thread, or by the caller
+ * itself while the heap grows) is skipped. For a caller that needs the
+ * source's memory for something else now (the shim, when
+ * rte_memzone_reserve() runs out of memory).
+ *
+ * @return
+ *   The number of bytes given back, as hpm_heap_trim().
+ */
+size_t hpm_heap_trim_all(void);
+
+/**
  * Check the heap's invariants: every structure of every socket.
  *
  * Caches of processes found dead are given back to the heap first.

@@ -50,7 +50,7 @@ find_eal(void)
 	Dl_info info;
 	void *h;
 
-	if (dladdr((void *)(uintptr_t)rte_memzone_reserve, &info) == 0)
+	if (dladdr((void *)(uintptr_t)rte_memzone_lookup, &info) == 0)
 		return -1;
 	h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	if (h == NULL)

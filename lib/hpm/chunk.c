@@ -617,6 +617,12 @@ hpm_chunk_release_idle(struct hpm_chunk_set *cs, uint64_t now_ms)
 	return release_empty(cs, now_ms, cs->retain_size);
 }
 
+size_t
+hpm_chunk_release_empty(struct hpm_chunk_set *cs)
+{
+	return release_empty(cs, UINT64_MAX, 0);
+}
+
 int
 hpm_chunk_reserve(struct hpm_chunk_set *cs, size_t len)
 {

@@ -181,6 +181,9 @@ int hpm_chunk_reserve(struct hpm_chunk_set *cs, size_t len);
  */
 size_t hpm_chunk_release_idle(struct hpm_chunk_set *cs, uint64_t now_ms);
 
+/** Every empty chunk back to the source now, retain_size and delay ignored; the bytes. */
+size_t hpm_chunk_release_empty(struct hpm_chunk_set *cs);
+
 /** Milliseconds of a monotonic clock, cheap enough for slow paths. */
 uint64_t hpm_chunk_now_ms(void);
 

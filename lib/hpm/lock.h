@@ -69,6 +69,16 @@ hpm_lock(hpm_lock_t *l)
 	return hpm_lock_wait(l);
 }
 
+/** Take the lock if it is free now: true, or false (held, or torn) without waiting. */
+static inline __rte_warn_unused_result bool
+hpm_trylock(hpm_lock_t *l)
+{
+	int expected = 0;
+
+	return __atomic_compare_exchange_n(&l->owner, &expected, hpm_lock_self, false,
+		__ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 static inline void
 hpm_unlock(hpm_lock_t *l)
 {

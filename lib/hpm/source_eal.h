@@ -13,6 +13,13 @@
 /** The eal source's functions. */
 extern const struct hpm_source_ops hpm_source_eal;
 
+/*
+ * Nonzero while this thread is in rte_memzone_reserve*() for hpmalloc, with
+ * an arena's lock held: what EAL calls meanwhile (an rte_memzone_reserve()
+ * wrapper that would trim the heap) must not take hpmalloc's locks.
+ */
+extern __thread unsigned int hpm_source_eal_depth;
+
 /** True once rte_eal_init() has completed in this process. */
 bool hpm_source_eal_ready(void);
 

@@ -14,6 +14,7 @@
 #include "hpm_malloc.h"
 #include "lcore_cache.h"
 #include "poison.h"
+#include "source_eal.h"
 #include "init.h"
 
 /* The socket that counts a metadata region of socket s: its own, or the first. */
@@ -144,8 +145,13 @@ held_bytes(void)
 	return held;
 }
 
-size_t
-hpm_heap_trim(void)
+/*
+ * Every socket's empty chunks back to the source: beyond retain_size, or
+ * all of them (all: a socket busy is skipped, since its holder may be this
+ * thread, growing it: see hpm_heap_trim_all()).
+ */
+static size_t
+trim(bool all)
 {
 	size_t released = 0, before;
 	unsigned int i;
@@ -153,11 +159,14 @@ hpm_heap_trim(void)
 	if (hpm_state_find() != 0)
 		return 0;
 	before = held_bytes();
-	hpm_cache_reap(NULL);
+	if (all)
+		hpm_cache_flush();
+	else
+		hpm_cache_reap(NULL);
 	for (i = 0; i < hpm_state->nsockets; i++) {
 		struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
 
-		if (!hpm_arena_lock(a))
+		if (all ? !hpm_trylock(&a->lock) : !hpm_arena_lock(a))
 			continue;
 		/* what the caches moved between them is free memory too */
 		hpm_cache_xfer_drain_locked(a);
@@ -165,7 +174,8 @@ hpm_heap_trim(void)
 		hpm_gran_release_spares(&a->gran);
 		hpm_heap_release_spares(&a->heap);
 		hpm_slab_release_spares(&a->slab);
-		released += hpm_chunk_release_idle(&a->cs, UINT64_MAX);
+		released += all ? hpm_chunk_release_empty(&a->cs)
+				: hpm_chunk_release_idle(&a->cs, UINT64_MAX);
 		hpm_unlock(&a->lock);
 	}
 	if (released == 0)
@@ -173,6 +183,19 @@ hpm_heap_trim(void)
 	/* the pages given back: the chunks' and what the source held around them */
 	released = held_bytes();
 	return before > released ? before - released : 0;
+}
+
+size_t
+hpm_heap_trim(void)
+{
+	return trim(false);
+}
+
+size_t
+hpm_heap_trim_all(void)
+{
+	/* called back from inside hpmalloc's own reservation: its locks are held */
+	return hpm_source_eal_depth != 0 ? 0 : trim(true);
 }
 
 void

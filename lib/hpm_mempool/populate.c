@@ -46,12 +46,19 @@ calc_mem_size(const struct rte_mempool *mp, uint32_t n, uint32_t pg_shift, size_
 	return ops->calc_mem_size(mp, n, pg_shift, min_chunk, align);
 }
 
-/* The first chunk of a block owns it; rte_mempool_free() calls this once per block. */
+/*
+ * The first chunk of a block owns it; rte_mempool_free() calls this once per
+ * block. As with DPDK's own pools, the memory is EAL's again afterwards
+ * (rte_memzone_reserve(), another pool): the chunks the block leaves empty
+ * go back to the source at once, not after release_delay_ms, retain_size
+ * included.
+ */
 static void
 block_free(struct rte_mempool_memhdr *memhdr, void *opaque)
 {
 	RTE_SET_USED(memhdr);
 	hpm_free(opaque);
+	hpm_heap_trim_all();
 }
 
 /* The page at offset off of a run that starts at IOVA first continues it. */
@@ -102,8 +109,21 @@ populate_block(struct rte_mempool *mp, char *va, size_t len, size_t pg_sz, bool 
 	return added;
 }
 
+static int populate(struct rte_mempool *mp);
+
 int
 hpm_mempool_populate(struct rte_mempool *mp)
+{
+	int rc = populate(mp);
+
+	/* what a failed attempt made the heap take goes back to the source */
+	if (rc < 0)
+		hpm_heap_trim_all();
+	return rc;
+}
+
+static int
+populate(struct rte_mempool *mp)
 {
 	size_t pg_sz, min_chunk, align, len, max_len = SIZE_MAX;
 	bool need_iova = !(mp != NULL && (mp->flags & RTE_MEMPOOL_F_NO_IOVA_CONTIG));

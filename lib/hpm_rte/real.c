@@ -29,6 +29,9 @@ struct hpm_rte_real hpm_rte_real = {
 	.virt2iova = __real_rte_malloc_virt2iova,
 	.eal_init = __real_rte_eal_init,
 	.eal_cleanup = __real_rte_eal_cleanup,
+	.mz_reserve = __real_rte_memzone_reserve,
+	.mz_reserve_aligned = __real_rte_memzone_reserve_aligned,
+	.mz_reserve_bounded = __real_rte_memzone_reserve_bounded,
 };
 bool hpm_rte_real_ready = true;
 
@@ -79,6 +82,9 @@ hpm_rte_real_resolve(void)
 	*(void **)&r.virt2iova = next("rte_malloc_virt2iova");
 	*(void **)&r.eal_init = next("rte_eal_init");
 	*(void **)&r.eal_cleanup = next("rte_eal_cleanup");
+	*(void **)&r.mz_reserve = next("rte_memzone_reserve");
+	*(void **)&r.mz_reserve_aligned = next("rte_memzone_reserve_aligned");
+	*(void **)&r.mz_reserve_bounded = next("rte_memzone_reserve_bounded");
 	hpm_rte_real = r;
 	__atomic_store_n(&hpm_rte_real_ready, true, __ATOMIC_RELEASE);
 }

@@ -15,6 +15,7 @@
 
 #include <rte_common.h>
 #include <rte_malloc.h>
+#include <rte_memzone.h>
 
 struct hpm_rte_real {
 	void *(*malloc_socket)(const char *type, size_t size, unsigned int align, int socket);
@@ -32,6 +33,12 @@ struct hpm_rte_real {
 	rte_iova_t (*virt2iova)(const void *addr);
 	int (*eal_init)(int argc, char **argv);
 	int (*eal_cleanup)(void);
+	const struct rte_memzone *(
+		*mz_reserve)(const char *name, size_t len, int socket, unsigned int flags);
+	const struct rte_memzone *(*mz_reserve_aligned)(const char *name, size_t len, int socket,
+		unsigned int flags, unsigned int align);
+	const struct rte_memzone *(*mz_reserve_bounded)(const char *name, size_t len, int socket,
+		unsigned int flags, unsigned int align, unsigned int bound);
 };
 
 extern struct hpm_rte_real hpm_rte_real;

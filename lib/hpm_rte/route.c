@@ -444,3 +444,61 @@ HPM_RTE_FN(rte_malloc_dump_stats)(FILE *f, const char *type)
 	fprintf(f, "hpmalloc heaps (rte_malloc since rte_eal_init; chunks of the heaps above):\n");
 	NESTED(t, hpm_malloc_dump_stats(f, type));
 }
+
+/*
+ * Memzones. hpmalloc keeps the memory rte_free() gives back (its caches, the
+ * empty chunks of retain_size, chunks whose release delay has not come up at
+ * a later give): EAL's heap has none of it for rte_memzone_reserve() (rings,
+ * mempools, queues), which failed where it does without the shim. When EAL
+ * runs out, hpmalloc gives back every empty chunk, and EAL tries again.
+ * Nested calls (hpmalloc's own chunks) go straight to EAL.
+ */
+static bool
+mz_retry(struct hpm_rte_tls *t, const struct rte_memzone *mz)
+{
+	size_t given;
+
+	if (mz != NULL || rte_errno != ENOMEM || t->nested != 0 || hpm_rte_mode_get() != HPM_RTE_ON)
+		return false;
+	NESTED(t, given = hpm_heap_trim_all());
+	rte_errno = ENOMEM;
+	return given != 0;
+}
+
+HPM_RTE_EXPORT const struct rte_memzone *
+HPM_RTE_FN(rte_memzone_reserve_bounded)(const char *name, size_t len, int socket,
+	unsigned int flags, unsigned int align, unsigned int bound)
+{
+	struct hpm_rte_tls *t = &hpm_rte_tls;
+	const struct rte_memzone *mz;
+
+	mz = hpm_rte_eal()->mz_reserve_bounded(name, len, socket, flags, align, bound);
+	if (mz_retry(t, mz))
+		mz = hpm_rte_eal()->mz_reserve_bounded(name, len, socket, flags, align, bound);
+	return mz;
+}
+
+HPM_RTE_EXPORT const struct rte_memzone *
+HPM_RTE_FN(rte_memzone_reserve_aligned)(const char *name, size_t len, int socket,
+	unsigned int flags, unsigned int align)
+{
+	struct hpm_rte_tls *t = &hpm_rte_tls;
+	const struct rte_memzone *mz;
+
+	mz = hpm_rte_eal()->mz_reserve_aligned(name, len, socket, flags, align);
+	if (mz_retry(t, mz))
+		mz = hpm_rte_eal()->mz_reserve_aligned(name, len, socket, flags, align);
+	return mz;
+}
+
+HPM_RTE_EXPORT const struct rte_memzone *
+HPM_RTE_FN(rte_memzone_reserve)(const char *name, size_t len, int socket, unsigned int flags)
+{
+	struct hpm_rte_tls *t = &hpm_rte_tls;
+	const struct rte_memzone *mz;
+
+	mz = hpm_rte_eal()->mz_reserve(name, len, socket, flags);
+	if (mz_retry(t, mz))
+		mz = hpm_rte_eal()->mz_reserve(name, len, socket, flags);
+	return mz;
+}

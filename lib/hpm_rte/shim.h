@@ -14,6 +14,7 @@
 #include <rte_common.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
+#include <rte_memzone.h>
 
 #ifdef HPM_RTE_WRAP
 #define HPM_RTE_FN(name) __wrap_##name
@@ -68,6 +69,12 @@ void __wrap_rte_malloc_dump_stats(FILE *f, const char *type);
 rte_iova_t __wrap_rte_malloc_virt2iova(const void *addr);
 int __wrap_rte_eal_init(int argc, char **argv);
 int __wrap_rte_eal_cleanup(void);
+const struct rte_memzone *__wrap_rte_memzone_reserve(const char *name, size_t len, int socket,
+	unsigned int flags);
+const struct rte_memzone *__wrap_rte_memzone_reserve_aligned(const char *name, size_t len,
+	int socket, unsigned int flags, unsigned int align);
+const struct rte_memzone *__wrap_rte_memzone_reserve_bounded(const char *name, size_t len,
+	int socket, unsigned int flags, unsigned int align, unsigned int bound);
 
 void *__real_rte_malloc_socket(const char *type, size_t size, unsigned int align, int socket);
 void *__real_rte_zmalloc_socket(const char *type, size_t size, unsigned int align, int socket);
@@ -82,6 +89,12 @@ void __real_rte_malloc_dump_stats(FILE *f, const char *type);
 rte_iova_t __real_rte_malloc_virt2iova(const void *addr);
 int __real_rte_eal_init(int argc, char **argv);
 int __real_rte_eal_cleanup(void);
+const struct rte_memzone *__real_rte_memzone_reserve(const char *name, size_t len, int socket,
+	unsigned int flags);
+const struct rte_memzone *__real_rte_memzone_reserve_aligned(const char *name, size_t len,
+	int socket, unsigned int flags, unsigned int align);
+const struct rte_memzone *__real_rte_memzone_reserve_bounded(const char *name, size_t len,
+	int socket, unsigned int flags, unsigned int align, unsigned int bound);
 #endif
 
 #endif /* HPM_RTE_SHIM_H */
