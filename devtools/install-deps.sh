@@ -10,6 +10,8 @@ pkgs=(
 	libdpdk-dev dpdk dpdk-dev libnuma-dev clang-format util-linux
 	# the libFuzzer harness (devtools/run-fuzz.sh): clang, its sanitizer runtimes, symbolizer
 	clang libclang-rt-14-dev llvm-14
+	# the memcheck build of the unit tests (devtools/run-tests.sh, -Dvalgrind=true)
+	valgrind
 	# malloc_perf: the allocators it compares with, and its charts (devtools/plot-perf)
 	libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev python3-matplotlib
 	# the guides and the API reference (meson target doc, devtools/perf-report)
