@@ -25,6 +25,18 @@ hpm_source_eal_ready(void)
 
 __thread unsigned int hpm_source_eal_depth;
 
+/* A memzone of hpmalloc's own: the shim's rte_memzone_reserve*() knows it (depth). */
+static const struct rte_memzone *
+own_zone_reserve(const char *name, size_t len, int socket, unsigned int flags, unsigned int align)
+{
+	const struct rte_memzone *mz;
+
+	hpm_source_eal_depth++;
+	mz = rte_memzone_reserve_aligned(name, len, socket, flags, align);
+	hpm_source_eal_depth--;
+	return mz;
+}
+
 /*
  * A memzone named hpm_<pid>_<seq>: the pid keeps the names of live primary
  * and secondary processes apart, seq those of one process. A zone can outlive
@@ -43,9 +55,7 @@ eal_zone_reserve(size_t len, int socket, unsigned int flags, unsigned int align)
 	for (tries = 0; tries <= UINT16_MAX; tries++) {
 		snprintf(name, sizeof(name), "hpm_%d_%u", (int)getpid(),
 			atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed));
-		hpm_source_eal_depth++;
-		mz = rte_memzone_reserve_aligned(name, len, socket, flags, align);
-		hpm_source_eal_depth--;
+		mz = own_zone_reserve(name, len, socket, flags, align);
 		if (mz != NULL || rte_errno != EEXIST)
 			return mz;
 	}
@@ -192,12 +202,10 @@ eal_reserve_meta(struct hpm_region *r, size_t len, const char *name)
 	 * pages the rest would sit idle in EAL's heap (chunks leave none).
 	 */
 	len = RTE_ALIGN_CEIL(len + hpm_source_eal.lead, HPM_UNIT_SIZE) - hpm_source_eal.lead;
-	hpm_source_eal_depth++;
-	mz = name != NULL ? rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY,
-				    RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE)
+	mz = name != NULL ? own_zone_reserve(name, len, SOCKET_ID_ANY, RTE_MEMZONE_SIZE_HINT_ONLY,
+				    RTE_CACHE_LINE_SIZE)
 			  : eal_zone_reserve(len, SOCKET_ID_ANY, RTE_MEMZONE_SIZE_HINT_ONLY,
 				    RTE_CACHE_LINE_SIZE);
-	hpm_source_eal_depth--;
 	if (mz == NULL)
 		return -(rte_errno ? rte_errno : ENOMEM);
 	eal_fill_region(r, mz);

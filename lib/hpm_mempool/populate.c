@@ -109,19 +109,6 @@ populate_block(struct rte_mempool *mp, char *va, size_t len, size_t pg_sz, bool 
 	return added;
 }
 
-static int populate(struct rte_mempool *mp);
-
-int
-hpm_mempool_populate(struct rte_mempool *mp)
-{
-	int rc = populate(mp);
-
-	/* what a failed attempt made the heap take goes back to the source */
-	if (rc < 0)
-		hpm_heap_trim_all();
-	return rc;
-}
-
 static int
 populate(struct rte_mempool *mp)
 {
@@ -207,4 +194,15 @@ hpm_mempool_create(const char *name, unsigned int n, unsigned int elt_size, unsi
 	if (obj_init != NULL)
 		rte_mempool_obj_iter(mp, obj_init, obj_init_arg);
 	return mp;
+}
+
+int
+hpm_mempool_populate(struct rte_mempool *mp)
+{
+	int rc = populate(mp);
+
+	/* what a failed attempt made the heap take goes back to the source */
+	if (rc < 0)
+		hpm_heap_trim_all();
+	return rc;
 }
