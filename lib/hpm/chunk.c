@@ -45,16 +45,26 @@ hpm_chunk_set_init(struct hpm_chunk_set *cs, int socket, int node, struct hpm_me
  * element header below a memzone takes the hugepage below a 2 MiB-aligned
  * one) makes small steps dear: there a step is at least LEAD_MIN_STEP, so
  * that the page costs at most 1/8 of the chunk (measured: the soak in 2 MiB
- * steps held 91 chunks, and 180 MiB of hugepages for their headers).
+ * steps held 91 chunks, and 180 MiB of hugepages for their headers). Not
+ * for a unit of granules or size classes: those take the headed unit of a
+ * chunk (its header in the unit's first hugepage, none below), so a chunk of
+ * two units costs two hugepages, and a chunk that small empties, and goes
+ * back, sooner than one of eight (the soak: 212 -> 200 MiB held). Runs of
+ * units and heap spans cannot use a headed unit: for them a chunk of two
+ * would hold a unit, a hugepage idle for each (grow_short).
  */
 #define LEAD_MIN_STEP (8 * HPM_UNIT_SIZE)
+#define LEAD_MIN_STEP_HEADED (2 * HPM_UNIT_SIZE)
 
 static size_t
-grow_step(const struct hpm_chunk_set *cs)
+grow_step(const struct hpm_chunk_set *cs, enum hpm_unit_role role)
 {
 	size_t step = RTE_ALIGN_FLOOR(cs->total_bytes / 32, HPM_UNIT_SIZE);
-	size_t least = hpm_src != NULL && hpm_src->lead != 0 ? LEAD_MIN_STEP : HPM_UNIT_SIZE;
+	size_t least = HPM_UNIT_SIZE;
 
+	if (hpm_src != NULL && hpm_src->lead != 0)
+		least = hpm_unit_is_gran(role) || role == HPM_UNIT_SLAB ? LEAD_MIN_STEP_HEADED
+									: LEAD_MIN_STEP;
 	if (step < least)
 		step = least;
 	return RTE_MIN(step, cs->chunk_size);
@@ -477,7 +487,7 @@ search:
 		c = start = cs->hint != NULL ? cs->hint : cs->chunks;
 		goto search;
 	}
-	len = RTE_MAX(grow_step(cs), (size_t)n << HPM_UNIT_SHIFT);
+	len = RTE_MAX(grow_step(cs, role), (size_t)n << HPM_UNIT_SHIFT);
 	/* a single unit is contiguous when the source's units are: no special memory */
 	contig = contig && (n > 1 || !cs->unit_iova_contig);
 	/* a headed chunk has a unit less for runs: growth, not a chunk of exactly n */
