@@ -1187,7 +1187,9 @@ cache_budget(void)
  * budget_min, then cfg's heap again. Fresh, so that the budget is the floor
  * all along: on the heap the stress left, chunks given back during the case
  * shrank the heap's part and the budget under it (cache_stress, once: a
- * burst missed).
+ * burst missed). Of 64 MiB from the start: a class's own limit follows the
+ * heap's size, and a heap grown only as far as the case needs (in chunks of
+ * three units) left the 64 KiB class a limit of 16, short of a burst of 18.
  */
 static void
 budget_case(const struct hpm_config *cfg, size_t budget_min)
@@ -1196,6 +1198,7 @@ budget_case(const struct hpm_config *cfg, size_t budget_min)
 
 	hpm_fini();
 	budgeted.cache_budget_min = budget_min;
+	budgeted.initial_size = 64u << 20;
 	CHECK(hpm_init(&budgeted) == 0, "hpm_init, a cache budget of %zu", budget_min);
 	cache_budget();
 	hpm_fini();

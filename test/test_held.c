@@ -307,10 +307,10 @@ drain(void *const *b, unsigned int n)
 }
 
 /*
- * Pages of 64 KiB granules take a chunk's headed unit (its first granule
- * left) before the heap grows: a fresh heap without caches holds as many
- * 64K/64K blocks as its units have granules, less one a chunk, in the chunks
- * it has.
+ * Pages of 64 KiB granules take a chunk's edge units (the headed unit's
+ * first granule left, the tailed unit's last) before the heap grows: a fresh
+ * heap without caches holds as many 64K/64K blocks as its units have
+ * granules, less two a chunk, in the chunks it has.
  */
 static void
 headed_64k(void)
@@ -325,7 +325,7 @@ headed_64k(void)
 	blk[n++] = hpm_malloc("held", 65536, 65536);
 	CHECK(blk[0] != NULL && hpm_heap_get_stats(0, &h) == 0, "first 64K/64K block");
 	units = (unsigned int)((h.chunk_bytes + (size_t)h.chunks * 4096) / (2 * MIB));
-	cap = units * 32 - h.chunks;
+	cap = units * 32 - 2 * h.chunks;
 	CHECK(cap <= NBLK, "%u granules", cap);
 	for (i = 1; i < cap && i < NBLK; i++) {
 		blk[n] = hpm_malloc("held", 65536, 65536);
@@ -338,18 +338,19 @@ headed_64k(void)
 	printf("prealloc: %u x 64K/64K in %u chunks of %u units: %u chunks after\n", n, h.chunks,
 		units, h1.chunks);
 	CHECK(h1.chunks == h.chunks,
-		"%u 64K/64K blocks, as many as %u units' granules less a headed unit's first, "
-		"grew the heap from %u chunks to %u",
+		"%u 64K/64K blocks, as many as %u units' granules less an edge unit's first "
+		"and last, grew the heap from %u chunks to %u",
 		n, units, h.chunks, h1.chunks);
-	CHECK(h1.live_bytes == (size_t)n * 65536 && h1.free_bytes <= (size_t)h1.chunks * 65536,
+	CHECK(h1.live_bytes == (size_t)n * 65536 && h1.free_bytes <= (size_t)h1.chunks * 2 * 65536,
 		"live %zu free %zu for %u blocks", h1.live_bytes, h1.free_bytes, n);
 	drain(blk, n);
 }
 
 /*
- * Size-class pages take a chunk's headed unit too (its first 64 KiB frame
- * left): a fresh heap without caches fills its first chunk with 2 KiB blocks
- * (a frame each 32) to all but that frame before it grows.
+ * Size-class pages take a chunk's edge units too (the headed unit's first
+ * 64 KiB frame left, the tailed unit's last): a fresh heap without caches
+ * fills its first chunk with 2 KiB blocks (a frame each 32) to all but those
+ * frames before it grows.
  */
 static void
 headed_slab(void)
@@ -377,7 +378,7 @@ headed_slab(void)
 	printf("prealloc: %zu bytes of 2 KiB blocks in %zu bytes of units before the heap grew\n",
 		live, h0.chunk_bytes);
 	CHECK(h.chunks == h0.chunks + 1, "%u blocks and the heap did not grow", n);
-	CHECK(live + 65536 >= h0.chunk_bytes,
+	CHECK(live + 2 * 65536 >= h0.chunk_bytes,
 		"the heap grew with %zu bytes of 2 KiB blocks in %zu bytes of units", live,
 		h0.chunk_bytes);
 	drain(small, n);

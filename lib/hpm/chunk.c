@@ -46,15 +46,16 @@ hpm_chunk_set_init(struct hpm_chunk_set *cs, int socket, int node, struct hpm_me
  * one) makes small steps dear: there a step is at least LEAD_MIN_STEP, so
  * that the page costs at most 1/8 of the chunk (measured: the soak in 2 MiB
  * steps held 91 chunks, and 180 MiB of hugepages for their headers). Not
- * for a unit of granules or size classes: those take the headed unit of a
- * chunk (its header in the unit's first hugepage, none below), so a chunk of
- * two units costs two hugepages, and a chunk that small empties, and goes
- * back, sooner than one of eight (the soak: 212 -> 200 MiB held). Runs of
- * units and heap spans cannot use a headed unit: for them a chunk of two
- * would hold a unit, a hugepage idle for each (grow_short).
+ * for a unit of granules or size classes: a headed chunk (its header in the
+ * first unit's hugepage, none below) of three units costs three hugepages,
+ * its edge units (headed, tailed) for pages of granules and size classes,
+ * one unit for anything, and a chunk that small empties, and goes back,
+ * sooner than one of eight (the soak: 212 -> 200 MiB held). Runs of units
+ * and heap spans cannot use an edge unit: for them a chunk of three would
+ * hold one unit, two hugepages idle for each (grow_short).
  */
 #define LEAD_MIN_STEP (8 * HPM_UNIT_SIZE)
-#define LEAD_MIN_STEP_HEADED (2 * HPM_UNIT_SIZE)
+#define LEAD_MIN_STEP_HEADED (3 * HPM_UNIT_SIZE)
 
 static size_t
 grow_step(const struct hpm_chunk_set *cs, enum hpm_unit_role role)
@@ -138,8 +139,11 @@ ords_take(struct hpm_chunk_set *cs, struct hpm_chunk *c)
 		o->unit[(ord + i) / HPM_ORD_SEG][(ord + i) % HPM_ORD_SEG] = &c->units[i];
 	}
 	ords_mark_free(cs, ord, c->nunits, true);
+	/* edge units are for hpm_chunk_take_edge() alone */
 	if (c->headed)
 		ords_mark_free(cs, ord, 1, false);
+	if (c->tailed)
+		ords_mark_free(cs, ord + c->nunits - 1, 1, false);
 	return 0;
 }
 
@@ -315,6 +319,13 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 	c->nfree = n;
 	c->used = (uint64_t *)&c->units[c->units_cap];
 	c->headed = r.headed;
+	/*
+	 * A source with memory of its own around a region (eal: the header of
+	 * EAL's next element follows a memzone) has it just past the last unit:
+	 * a write past a block that ends there would damage it. That unit is
+	 * tailed: the pages that take it leave their last granule or frame.
+	 */
+	c->tailed = hpm_src->lead != 0;
 	c->bytes = ((size_t)n << HPM_UNIT_SHIFT) - (r.headed ? HPM_UNIT_HEAD_MAX : 0);
 	for (i = 0; i < n; i++) {
 		struct hpm_unit *u = &c->units[i];
@@ -327,6 +338,7 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 		u->chunk = c;
 		u->va = base + ((size_t)i << HPM_UNIT_SHIFT);
 		u->headed = i == 0 && r.headed;
+		u->tailed = i == n - 1 && c->tailed;
 		u->iova = hpm_src->has_iova && r.unit_iova_contig ? hpm_src->iova(&r, u->va)
 								  : RTE_BAD_IOVA;
 	}
@@ -388,12 +400,12 @@ static int
 find_in_chunk(const struct hpm_chunk *c, unsigned int n, unsigned int align, bool contig)
 {
 	unsigned int phase = ((uintptr_t)c->units[0].va >> HPM_UNIT_SHIFT) & (align - 1);
-	/* a headed unit is for hpm_chunk_take_headed() alone */
-	unsigned int from = RTE_MAX(c->lowfree, c->headed);
+	/* edge units are for hpm_chunk_take_edge() alone */
+	unsigned int from = RTE_MAX(c->lowfree, c->headed), end = c->nunits - c->tailed;
 	int pos;
 
 	for (;;) {
-		pos = hpm_bitrun_find(c->used, c->nunits, from, n, align, phase);
+		pos = hpm_bitrun_find(c->used, end, from, n, align, phase);
 		if (pos < 0 || !contig || hpm_chunk_run_iova_contig(c, pos, n))
 			return pos;
 		from = pos + 1;
@@ -451,14 +463,27 @@ release_empty(struct hpm_chunk_set *cs, uint64_t now_ms, size_t keep)
 	return released;
 }
 
+/* The index of a free edge unit of c, the headed one first; -1 if none. */
+static int
+edge_free(const struct hpm_chunk *c)
+{
+	if (c->headed && !hpm_bitrun_test(c->used, 0))
+		return 0;
+	if (c->tailed && !hpm_bitrun_test(c->used, c->nunits - 1))
+		return (int)c->nunits - 1;
+	return -1;
+}
+
 struct hpm_unit *
 hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig,
 	enum hpm_unit_role role)
 {
+	/* the source's chunks are tailed (chunk_new()) */
+	const unsigned int tail = hpm_src->lead != 0;
 	struct hpm_chunk *start = cs->hint != NULL ? cs->hint : cs->chunks;
 	struct hpm_chunk *c = start;
-	bool reclaimed = false;
-	size_t len;
+	bool reclaimed = false, headed;
+	size_t len, want;
 	int pos;
 
 	align_units = RTE_MAX(align_units, 1u);
@@ -487,12 +512,14 @@ search:
 		c = start = cs->hint != NULL ? cs->hint : cs->chunks;
 		goto search;
 	}
-	len = RTE_MAX(grow_step(cs, role), (size_t)n << HPM_UNIT_SHIFT);
+	/* a tailed chunk (chunk_new()) has a unit less for runs */
+	want = (size_t)(n + tail) << HPM_UNIT_SHIFT;
+	len = RTE_MAX(grow_step(cs, role), want);
 	/* a single unit is contiguous when the source's units are: no special memory */
 	contig = contig && (n > 1 || !cs->unit_iova_contig);
-	/* a headed chunk has a unit less for runs: growth, not a chunk of exactly n */
-	c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig,
-		align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
+	/* a headed chunk has a unit less for runs too: growth, not a chunk of exactly n */
+	headed = align_units == 1 && !contig && len > want;
+	c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig, headed);
 	/*
 	 * The source is short (EAL's --socket-limit, the hugepage pool) while
 	 * the empty chunks kept for reuse add up to the request, though none
@@ -503,19 +530,20 @@ search:
 	 */
 	if (c == NULL && len <= cs->empty_bytes) {
 		release_empty(cs, UINT64_MAX, 0);
-		c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig,
-			align_units == 1 && !contig && len > ((size_t)n << HPM_UNIT_SHIFT));
+		c = chunk_new(cs, len, (size_t)align_units << HPM_UNIT_SHIFT, contig, headed);
 	}
 	/*
 	 * A step, or a step at the request's alignment, may be more than the
 	 * source gives (EAL refuses 16 MiB memzones aligned to 4 MiB and more,
 	 * and a short source a step): the request's own units, at a unit's
-	 * alignment, hold an aligned run of them (a headed chunk, one more).
+	 * alignment, hold an aligned run of them (a headed chunk, one more; a
+	 * tailed one, one more).
 	 */
 	if (c == NULL) {
-		bool headed = align_units == 1 && !contig;
-		size_t own = ((size_t)n + align_units - 1 + headed) << HPM_UNIT_SHIFT;
+		size_t own;
 
+		headed = align_units == 1 && !contig;
+		own = ((size_t)n + align_units - 1 + headed + tail) << HPM_UNIT_SHIFT;
 		if (own < len || align_units > 1)
 			c = chunk_new(cs, own, HPM_UNIT_SIZE, contig, headed);
 	}
@@ -537,20 +565,23 @@ hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role)
 
 	if (u != NULL)
 		return take_at(cs, u->chunk, u->index, 1);
-	u = hpm_chunk_take_headed(cs);
+	u = hpm_chunk_take_edge(cs);
 	return u != NULL ? u : hpm_chunk_take(cs, 1, 1, false, role);
 }
 
 struct hpm_unit *
-hpm_chunk_take_headed(struct hpm_chunk_set *cs)
+hpm_chunk_take_edge(struct hpm_chunk_set *cs)
 {
 	struct hpm_chunk *c, *best = NULL;
+	int pos, best_pos = -1;
 
 	for (c = cs->chunks; c != NULL; c = c->next)
-		if (c->headed && !hpm_bitrun_test(c->used, 0) &&
-			(best == NULL || c->ord < best->ord))
+		if ((pos = edge_free(c)) >= 0 &&
+			(best == NULL || c->ord + pos < best->ord + best_pos)) {
 			best = c;
-	return best != NULL ? take_at(cs, best, 0, 1) : NULL;
+			best_pos = pos;
+		}
+	return best != NULL ? take_at(cs, best, (unsigned int)best_pos, 1) : NULL;
 }
 
 bool
@@ -559,7 +590,9 @@ hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n, u
 	struct hpm_chunk *c = u->chunk;
 	unsigned int end = u->index + n;
 
-	if (end + more > c->nunits || hpm_bitrun_next_set(c->used, end, end + more) != end + more)
+	/* never onto a tailed unit */
+	if (end + more > c->nunits - c->tailed ||
+		hpm_bitrun_next_set(c->used, end, end + more) != end + more)
 		return false;
 	hpm_bitrun_set(c->used, end, more);
 	ords_mark_free(cs, c->ord + end, more, false);
@@ -584,8 +617,11 @@ hpm_chunk_give(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n)
 		u[i].role = HPM_UNIT_FREE;
 	hpm_bitrun_clear(c->used, u->index, n);
 	ords_mark_free(cs, u->ord, n, true);
+	/* edge units are for hpm_chunk_take_edge() alone */
 	if (u->headed)
 		ords_mark_free(cs, u->ord, 1, false);
+	if (u[n - 1].tailed)
+		ords_mark_free(cs, u[n - 1].ord, 1, false);
 	c->nfree += n;
 	c->lowfree = RTE_MIN(c->lowfree, u->index);
 	cs->hint = c;
@@ -647,17 +683,17 @@ hpm_chunk_release_all(struct hpm_chunk_set *cs)
 		chunk_release(cs, cs->chunks);
 }
 
-/* The longest run of free units of a headed chunk, its first unit left out. */
+/* The longest run of free units a run of units can take: edge units left out. */
 static unsigned int
-longest_past_head(const struct hpm_chunk *c)
+longest_inner(const struct hpm_chunk *c)
 {
-	unsigned int best = 0, end;
-	int pos = hpm_bitrun_next_clear(c->used, c->nunits, 1);
+	unsigned int best = 0, end, lim = c->nunits - c->tailed;
+	int pos = c->headed < lim ? hpm_bitrun_next_clear(c->used, lim, c->headed) : -1;
 
 	while (pos >= 0) {
-		end = hpm_bitrun_next_set(c->used, pos, c->nunits);
+		end = hpm_bitrun_next_set(c->used, pos, lim);
 		best = RTE_MAX(best, end - (unsigned int)pos);
-		pos = hpm_bitrun_next_clear(c->used, c->nunits, end);
+		pos = end < lim ? hpm_bitrun_next_clear(c->used, lim, end) : -1;
 	}
 	return best;
 }
@@ -672,9 +708,9 @@ hpm_chunk_free_ranges(const struct hpm_chunk_set *cs, unsigned int *count, size_
 		bool head_free = c->headed && !hpm_bitrun_test(c->used, 0);
 		unsigned int run = hpm_bitrun_longest_clear(c->used, c->nunits);
 
-		/* a free headed unit is short of its head: no part of a longest run of units */
-		if (head_free && run == hpm_bitrun_next_set(c->used, 0, c->nunits))
-			run = longest_past_head(c);
+		/* a free edge unit is short of its head or tail: no part of a longest run */
+		if (c->headed || c->tailed)
+			run = longest_inner(c);
 		*count += hpm_bitrun_count_clear_runs(c->used, c->nunits);
 		*longest = RTE_MAX(*longest, (size_t)run << HPM_UNIT_SHIFT);
 		*bytes +=
@@ -709,8 +745,9 @@ hpm_chunk_verify(const struct hpm_chunk_set *cs)
 		unsigned int nfree = 0;
 
 		units += c->nunits;
-		/* a free headed unit is not in the free map */
-		free_units += c->nfree - (c->headed && !hpm_bitrun_test(c->used, 0));
+		/* a free edge unit is not in the free map */
+		free_units += c->nfree - (c->headed && !hpm_bitrun_test(c->used, 0)) -
+			(c->tailed && !hpm_bitrun_test(c->used, c->nunits - 1));
 
 		total += c->bytes;
 		if (c->nfree == c->nunits)
@@ -732,8 +769,10 @@ hpm_chunk_verify(const struct hpm_chunk_set *cs)
 				}
 			}
 			if (u->ord != c->ord + i || hpm_chunk_unit_at(cs, u->ord) != u ||
-				hpm_bitrun_test(cs->ords->free, u->ord) != (!used && !u->headed) ||
-				u->headed != (i == 0 && c->headed)) {
+				hpm_bitrun_test(cs->ords->free, u->ord) !=
+					(!used && !u->headed && !u->tailed) ||
+				u->headed != (i == 0 && c->headed) ||
+				u->tailed != (i == c->nunits - 1 && c->tailed)) {
 				HPM_LOG(ERR, "check: unit %p: ordinal %u (chunk's %u), free bit %d",
 					u->va, u->ord, c->ord, !used);
 				bad++;

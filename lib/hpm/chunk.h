@@ -67,6 +67,8 @@ struct hpm_chunk {
 	uint32_t ord;
 	/** The first unit is headed (hpm_unit::headed): no other take gets it. */
 	uint32_t headed;
+	/** The last unit is tailed (hpm_unit::tailed): no other take gets it. */
+	uint32_t tailed;
 	/** Bytes of the units the heap can use: all, less a headed unit's head. */
 	size_t bytes;
 	/** Bit per unit, set when the unit is in use. */
@@ -151,18 +153,19 @@ struct hpm_unit *hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsign
 	bool contig, enum hpm_unit_role role);
 
 /**
- * Take one unit for a caller that can use a headed one (less its first
- * granule or frame): the free unit of lowest ordinal, else a free headed
- * unit rather than grow the set while it sits idle, else hpm_chunk_take()'s.
- * Arena lock held.
+ * Take one unit for a caller that can use an edge unit, headed or tailed
+ * (less its first or last granule or frame): the free unit of lowest
+ * ordinal, else a free edge unit rather than grow the set while it sits
+ * idle, else hpm_chunk_take()'s. Arena lock held.
  */
 struct hpm_unit *hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role);
 
 /**
- * Take a free headed unit (hpm_unit::headed), the lowest; NULL if none. For
- * pages of granules, which leave its first granule. Arena lock held.
+ * Take a free edge unit (hpm_unit::headed or hpm_unit::tailed), the lowest;
+ * NULL if none. For pages of granules and size classes, which leave its
+ * first or last granule or frame. Arena lock held.
  */
-struct hpm_unit *hpm_chunk_take_headed(struct hpm_chunk_set *cs);
+struct hpm_unit *hpm_chunk_take_edge(struct hpm_chunk_set *cs);
 
 /** Try to extend the run of n units at u by more units in place. Arena lock held. */
 bool hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n,

@@ -148,33 +148,36 @@ page_next(const struct hpm_gran_set *gs, const struct hpm_gran_class *gc, unsign
 }
 
 /*
- * A new page of class cls, for a run of n granules aligned to align. A
- * headed unit (its first 4 KiB the source's) gives up its first granule: 4
+ * A new page of class cls, for a run of n granules aligned to align. An
+ * edge unit gives up granules: a headed one (its first 4 KiB the source's)
+ * its first, a tailed one (the source's header just past it) its last. 4
  * KiB granules take one first; 64 KiB granules (a 64 KiB granule less) only
  * when no other unit is free, rather than grow the heap while a chunk's
- * headed unit sits idle (2000 x 64K/64K: 160 -> 144 MiB of chunks).
+ * edge unit sits idle (2000 x 64K/64K: 160 -> 144 MiB of chunks).
  */
 static struct hpm_gran *
 page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align)
 {
 	struct hpm_gran_class *gc = &gs->cls[cls];
-	bool headed_fits =
-		RTE_ALIGN_CEIL(hpm_gran_head_granules(gran_classes[cls].shift), align) + n <=
+	/* a unit both headed and tailed (a chunk of one) at worst */
+	bool edge_fits =
+		RTE_ALIGN_CEIL(hpm_gran_head_granules(gran_classes[cls].shift), align) + n + 1 <=
 		gran_classes[cls].ngran;
-	bool headed_first = headed_fits && gran_classes[cls].shift == 12;
-	struct hpm_unit *u = headed_first ? hpm_chunk_take_headed(gs->cs) : NULL;
+	bool edge_first = edge_fits && gran_classes[cls].shift == 12;
+	struct hpm_unit *u = edge_first ? hpm_chunk_take_edge(gs->cs) : NULL;
 	struct hpm_gran *g;
 
-	if (headed_fits && !headed_first)
+	if (edge_fits && !edge_first)
 		u = hpm_chunk_take_unit(gs->cs, gran_classes[cls].role);
 	else if (u == NULL) {
-		struct hpm_unit *head;
+		struct hpm_unit *edge;
 
+		/* never an edge unit: a run too long for one, or 4 KiB granules (edges first) */
 		u = hpm_chunk_take(gs->cs, 1, 1, false, gran_classes[cls].role);
-		/* the set grew: its new chunk's headed unit, not one of the others */
-		if (u != NULL && headed_first && (head = hpm_chunk_take_headed(gs->cs)) != NULL) {
+		/* the set grew: its new chunk's edge unit, not one of the others */
+		if (u != NULL && edge_first && (edge = hpm_chunk_take_edge(gs->cs)) != NULL) {
 			hpm_chunk_give(gs->cs, u, 1);
-			u = head;
+			u = edge;
 		}
 	}
 	if (u == NULL)
@@ -190,7 +193,7 @@ page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 		return NULL;
 	}
 	g->unit = u;
-	hpm_gran_page_reset(g, gran_classes[cls].ngran, gran_classes[cls].shift,
+	hpm_gran_page_reset(g, gran_classes[cls].ngran - u->tailed, gran_classes[cls].shift,
 		u->headed ? hpm_gran_head_granules(gran_classes[cls].shift) : 0);
 	g->cls = cls;
 	g->bin = HPM_GRAN_NO_BIN;
@@ -373,9 +376,9 @@ hpm_gran_release_spares(struct hpm_gran_set *gs)
 
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		struct hpm_gran_class *gc = &gs->cls[cls];
-		/* empty pages are in the top level, headed ones (a granule short) included */
-		unsigned int top = bin_of(
-			gran_classes[cls].ngran - hpm_gran_head_granules(gran_classes[cls].shift));
+		/* empty pages are in the top level, edge ones (granules short) included */
+		unsigned int top = bin_of(gran_classes[cls].ngran -
+			hpm_gran_head_granules(gran_classes[cls].shift) - 1);
 		struct hpm_gran *g = page_next(gs, gc, top, 0), *next;
 
 		for (; g != NULL && gc->nempty > 0; g = next) {
@@ -655,9 +658,11 @@ check_page(const struct hpm_gran_set *gs, const struct hpm_unit *u, size_t *live
 	const struct hpm_gran_bseg *seg;
 	bool listed = false;
 
-	if (g->reserved != (u->headed ? hpm_gran_head_granules(g->shift) : 0)) {
-		HPM_LOG(ERR, "check: granule page %p: %u granules reserved, headed %u", u->va,
-			g->reserved, u->headed);
+	if (g->reserved != (u->headed ? hpm_gran_head_granules(g->shift) : 0) ||
+		g->ngran != gran_classes[g->cls].ngran - u->tailed) {
+		HPM_LOG(ERR,
+			"check: granule page %p: %u granules reserved of %u, headed %u, tailed %u",
+			u->va, g->reserved, g->ngran, u->headed, u->tailed);
 		bad++;
 	}
 	for (i = 0; i < g->ngran; i++) {

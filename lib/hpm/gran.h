@@ -213,8 +213,9 @@ hpm_gran_head_granules(unsigned int shift)
 }
 
 /**
- * Bytes of a granule unit's page in no block: its free granules, and on a
- * headed unit what its reserved granules hold past the source's header.
+ * Bytes of a granule unit's page in no block: its free granules, on a
+ * headed unit what its reserved granules hold past the source's header, and
+ * on a tailed unit its last granule (no page of it).
  */
 static inline size_t
 hpm_gran_unit_free_bytes(const struct hpm_unit *u)
@@ -222,8 +223,9 @@ hpm_gran_unit_free_bytes(const struct hpm_unit *u)
 	const struct hpm_gran *g = u->gran;
 	/* a headed page's first granule past the header: in no block, like a page's tail */
 	size_t head_rest = u->headed ? ((size_t)g->reserved << g->shift) - HPM_UNIT_HEAD_MAX : 0;
+	size_t tail = u->tailed ? (size_t)1 << g->shift : 0;
 
-	return ((size_t)g->nfree << g->shift) + head_rest;
+	return ((size_t)g->nfree << g->shift) + head_rest + tail;
 }
 
 /** Free granule runs of the arena: count, the longest and the total in bytes. */

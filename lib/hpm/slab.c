@@ -118,17 +118,22 @@ frame_mask(unsigned int f, unsigned int n)
 		}                               \
 	} while (0)
 
-/* The unit's frames: all, less the first on a headed unit (hpm_unit::headed). */
+/*
+ * The unit's frames: all, less the first on a headed unit (hpm_unit::headed)
+ * and the last on a tailed one (hpm_unit::tailed).
+ */
 static inline uint32_t
 unit_frames(const struct hpm_unit *u)
 {
-	return u->headed ? ALL_FRAMES & ~UINT32_C(1) : ALL_FRAMES;
+	return ALL_FRAMES & ~(u->headed ? UINT32_C(1) : 0) &
+		~(u->tailed ? UINT32_C(1) << (HPM_SLAB_FRAMES - 1) : 0);
 }
 
 /*
- * A unit for pages: a free one, else a chunk's headed unit (its first frame,
- * which holds the source's header, left out) rather than grow the heap while
- * it sits idle, else one the set finds or grows.
+ * A unit for pages: a free one, else a chunk's edge unit (its first frame,
+ * which holds the source's header, or its last, just below the source's
+ * header of what follows, left out) rather than grow the heap while it sits
+ * idle, else one the set finds or grows.
  */
 static struct hpm_slab *
 unit_new(struct hpm_slab_set *ss)
@@ -548,9 +553,11 @@ hpm_slab_free_ranges(const struct hpm_slab_set *ss, unsigned int *count, size_t 
 			const struct hpm_slab_page *pg;
 
 			if (!(unit_frames(u) & (UINT32_C(1) << f))) {
-				/* a headed unit's first frame past the header: in no block */
+				/* a headed unit's first frame past the header, a tailed one's last:
+				 * in no block */
 				run = 0;
-				*bytes += FRAME_BYTES - HPM_UNIT_HEAD_MAX;
+				*bytes +=
+					FRAME_BYTES - (f == 0 && u->headed ? HPM_UNIT_HEAD_MAX : 0);
 				continue;
 			}
 			if (s->free_frames & (UINT32_C(1) << f)) {
@@ -701,8 +708,8 @@ hpm_slab_verify(const struct hpm_slab_set *ss, size_t *live_bytes, uint64_t *liv
 			bad++;
 		}
 		if ((s->free_frames & ~unit_frames(u)) != 0) {
-			HPM_LOG(ERR, "check: slab unit %p: free frames %#x, headed %u", u->va,
-				s->free_frames, u->headed);
+			HPM_LOG(ERR, "check: slab unit %p: free frames %#x, headed %u, tailed %u",
+				u->va, s->free_frames, u->headed, u->tailed);
 			bad++;
 		}
 		for (f = 0; f < HPM_SLAB_FRAMES; f++) {

@@ -107,6 +107,13 @@ struct hpm_unit {
 	 * granules takes it, without its first granule.
 	 */
 	uint8_t headed;
+	/**
+	 * The chunk's last unit, with the source's memory past it (hpm_chunk::
+	 * tailed): only pages of granules and size classes take it, without
+	 * their last granule or frame, so that a write past a block never
+	 * reaches the source's header of what follows (EAL's element header).
+	 */
+	uint8_t tailed;
 	struct hpm_chunk *chunk;
 	/** IOVA of the unit's first byte, RTE_BAD_IOVA when unknown. */
 	rte_iova_t iova;
