@@ -118,6 +118,31 @@ test_hpm_blocks(void)
 	rte_free(q);
 	CHECK(rte_malloc_validate(q, NULL) == -1, "validate of a freed block");
 
+	/*
+	 * rte_realloc() of a block rounds the alignment up to a cache line, as
+	 * EAL does: 48 and 3 are 64, 100 is 128; a new block's must be a power
+	 * of two (EAL's rte_realloc(NULL) is rte_malloc()).
+	 */
+	p = rte_malloc("t", 100, 0);
+	CHECK(p != NULL, "rte_malloc 100");
+	if (p != NULL)
+		memset(p, 0x5a, 100);
+	q = p != NULL ? rte_realloc(p, 3000, 48) : NULL;
+	CHECK(q != NULL && ((uintptr_t)q & 63) == 0 && hpm_malloc_validate(q, NULL) == 0,
+		"rte_realloc to 3000 bytes, align 48");
+	p = q != NULL ? rte_realloc(q, 200, 3) : NULL;
+	CHECK(p != NULL && ((uintptr_t)p & 63) == 0, "rte_realloc to 200 bytes, align 3");
+	q = p != NULL ? rte_realloc(p, 70000, 100) : NULL;
+	CHECK(q != NULL && ((uintptr_t)q & 127) == 0, "rte_realloc to 70000 bytes, align 100");
+	for (i = 0; q != NULL && i < 100; i++)
+		if ((uint8_t)q[i] != 0x5a) {
+			CHECK(false, "realloc with a rounded alignment lost byte %d", i);
+			break;
+		}
+	rte_free(q != NULL ? q : p);
+	CHECK(rte_realloc(NULL, 100, 48) == NULL && rte_errno == EINVAL,
+		"rte_realloc(NULL), align 48: NULL and EINVAL, as rte_malloc()");
+
 	p = rte_zmalloc_socket("t", 4096, 4096, rte_socket_id_by_idx(0));
 	CHECK(p != NULL && hpm_malloc_validate(p, NULL) == 0, "rte_zmalloc_socket");
 	for (i = 0; p != NULL && i < 4096; i++)

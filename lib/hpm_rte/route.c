@@ -305,6 +305,9 @@ HPM_RTE_FN(rte_realloc_socket)(void *ptr, size_t size, unsigned int align, int s
 
 	if (unlikely(!routed(t, HPM_RTE_OP_REALLOC)))
 		return eal_realloc(t, ptr, size, align, socket);
+	/* EAL rounds a block's new alignment up to a cache line (48 works: 64) */
+	if (ptr != NULL)
+		align = RTE_CACHE_LINE_ROUNDUP(align);
 	external = unlikely(socket >= RTE_MAX_NUMA_NODES) && socket_external(socket);
 	if (ptr == NULL || hpm_owns(ptr)) {
 		if (likely(!external)) {
