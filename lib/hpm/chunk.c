@@ -46,26 +46,27 @@ hpm_chunk_set_init(struct hpm_chunk_set *cs, int socket, int node, struct hpm_me
  * one) makes small steps dear: there a step is at least LEAD_MIN_STEP, so
  * that the page costs at most 1/8 of the chunk (measured: the soak in 2 MiB
  * steps held 91 chunks, and 180 MiB of hugepages for their headers). Not
- * for a unit of granules or size classes: a headed chunk (its header in the
- * first unit's hugepage, none below) of three units costs three hugepages,
- * its edge units (headed, tailed) for pages of granules and size classes,
- * one unit for anything, and a chunk that small empties, and goes back,
- * sooner than one of eight (the soak: 212 -> 200 MiB held). Runs of units
- * and heap spans cannot use an edge unit: for them a chunk of three would
- * hold one unit, two hugepages idle for each (grow_short).
+ * for a unit of short blocks (hpm_chunk_take()): a headed chunk (its header
+ * in the first unit's hugepage, none below) of three units costs three
+ * hugepages, its edge units (headed, maybe tailed) for pages of granules and
+ * size classes, one unit for anything, and a chunk that small empties, and
+ * goes back, sooner than one of eight (the soak: 212 -> 202 MiB held). Runs
+ * of units and heap spans cannot use an edge unit (a chunk of three would
+ * hold one unit for them, two hugepages idle: grow_short), and an edge unit
+ * holds one run of 1 MiB where another holds two (1 MiB blocks in 256 MiB:
+ * 234 in chunks of eight, 210 in chunks of three).
  */
 #define LEAD_MIN_STEP (8 * HPM_UNIT_SIZE)
-#define LEAD_MIN_STEP_HEADED (3 * HPM_UNIT_SIZE)
+#define LEAD_MIN_STEP_SHORT (3 * HPM_UNIT_SIZE)
 
 static size_t
-grow_step(const struct hpm_chunk_set *cs, enum hpm_unit_role role)
+grow_step(const struct hpm_chunk_set *cs, bool short_blocks)
 {
 	size_t step = RTE_ALIGN_FLOOR(cs->total_bytes / 32, HPM_UNIT_SIZE);
 	size_t least = HPM_UNIT_SIZE;
 
 	if (hpm_src != NULL && hpm_src->lead != 0)
-		least = hpm_unit_is_gran(role) || role == HPM_UNIT_SLAB ? LEAD_MIN_STEP_HEADED
-									: LEAD_MIN_STEP;
+		least = short_blocks ? LEAD_MIN_STEP_SHORT : LEAD_MIN_STEP;
 	if (step < least)
 		step = least;
 	return RTE_MIN(step, cs->chunk_size);
@@ -321,11 +322,15 @@ chunk_new(struct hpm_chunk_set *cs, size_t len, size_t align, bool contig, bool 
 	c->headed = r.headed;
 	/*
 	 * A source with memory of its own around a region (eal: the header of
-	 * EAL's next element follows a memzone) has it just past the last unit:
-	 * a write past a block that ends there would damage it. That unit is
-	 * tailed: the pages that take it leave their last granule or frame.
+	 * EAL's next element follows a memzone) has it just past the region: a
+	 * write past a block that ends at the last unit's end would damage it,
+	 * unless the region holds a guard there (source_eal.c cuts memzones so).
+	 * Without one, that unit is tailed: only pages that leave their last
+	 * granule or frame take it.
 	 */
-	c->tailed = hpm_src->lead != 0;
+	c->tailed = hpm_src->lead != 0 &&
+		(uintptr_t)r.va + r.len <
+			(uintptr_t)base + ((size_t)n << HPM_UNIT_SHIFT) + HPM_SOURCE_GUARD;
 	c->bytes = ((size_t)n << HPM_UNIT_SHIFT) - (r.headed ? HPM_UNIT_HEAD_MAX : 0);
 	for (i = 0; i < n; i++) {
 		struct hpm_unit *u = &c->units[i];
@@ -476,7 +481,7 @@ edge_free(const struct hpm_chunk *c)
 
 struct hpm_unit *
 hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig,
-	enum hpm_unit_role role)
+	enum hpm_unit_role role, bool short_blocks)
 {
 	/* the source's chunks are tailed (chunk_new()) */
 	const unsigned int tail = hpm_src->lead != 0;
@@ -514,7 +519,7 @@ search:
 	}
 	/* a tailed chunk (chunk_new()) has a unit less for runs */
 	want = (size_t)(n + tail) << HPM_UNIT_SHIFT;
-	len = RTE_MAX(grow_step(cs, role), want);
+	len = RTE_MAX(grow_step(cs, short_blocks && n == 1 && !contig), want);
 	/* a single unit is contiguous when the source's units are: no special memory */
 	contig = contig && (n > 1 || !cs->unit_iova_contig);
 	/* a headed chunk has a unit less for runs too: growth, not a chunk of exactly n */
@@ -559,14 +564,14 @@ search:
 }
 
 struct hpm_unit *
-hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role)
+hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role, bool short_blocks)
 {
 	struct hpm_unit *u = ords_lowest_free(cs);
 
 	if (u != NULL)
 		return take_at(cs, u->chunk, u->index, 1);
 	u = hpm_chunk_take_edge(cs);
-	return u != NULL ? u : hpm_chunk_take(cs, 1, 1, false, role);
+	return u != NULL ? u : hpm_chunk_take(cs, 1, 1, false, role, short_blocks);
 }
 
 struct hpm_unit *

@@ -147,18 +147,22 @@ hpm_chunk_unit_at(const struct hpm_chunk_set *cs, unsigned int ord)
  * align_units, IOVA-contiguous if contig; the set grows when none are free
  * (counted in grown_for[role]). A single unit is the free one of lowest
  * ordinal. The units keep role FREE: the caller gives them theirs (role).
- * NULL when the source has no memory (rte_errno set). Arena lock held.
+ * short_blocks: a single unit for blocks of at most an eighth of a unit
+ * (pages of granules or size classes), which lose little on a chunk's edge
+ * units: the set may grow in smaller chunks (chunk.c, grow_step()). NULL
+ * when the source has no memory (rte_errno set). Arena lock held.
  */
 struct hpm_unit *hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units,
-	bool contig, enum hpm_unit_role role);
+	bool contig, enum hpm_unit_role role, bool short_blocks);
 
 /**
  * Take one unit for a caller that can use an edge unit, headed or tailed
  * (less its first or last granule or frame): the free unit of lowest
  * ordinal, else a free edge unit rather than grow the set while it sits
- * idle, else hpm_chunk_take()'s. Arena lock held.
+ * idle, else hpm_chunk_take()'s (short_blocks: as there). Arena lock held.
  */
-struct hpm_unit *hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role);
+struct hpm_unit *hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role,
+	bool short_blocks);
 
 /**
  * Take a free edge unit (hpm_unit::headed or hpm_unit::tailed), the lowest;

@@ -165,15 +165,17 @@ page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 		gran_classes[cls].ngran;
 	bool edge_first = edge_fits && gran_classes[cls].shift == 12;
 	struct hpm_unit *u = edge_first ? hpm_chunk_take_edge(gs->cs) : NULL;
+	/* runs of up to an eighth of a unit: the heap may grow in small chunks */
+	bool short_runs = ((size_t)n << gran_classes[cls].shift) <= HPM_UNIT_SIZE / 8;
 	struct hpm_gran *g;
 
 	if (edge_fits && !edge_first)
-		u = hpm_chunk_take_unit(gs->cs, gran_classes[cls].role);
+		u = hpm_chunk_take_unit(gs->cs, gran_classes[cls].role, short_runs);
 	else if (u == NULL) {
 		struct hpm_unit *edge;
 
 		/* never an edge unit: a run too long for one, or 4 KiB granules (edges first) */
-		u = hpm_chunk_take(gs->cs, 1, 1, false, gran_classes[cls].role);
+		u = hpm_chunk_take(gs->cs, 1, 1, false, gran_classes[cls].role, short_runs);
 		/* the set grew: its new chunk's edge unit, not one of the others */
 		if (u != NULL && edge_first && (edge = hpm_chunk_take_edge(gs->cs)) != NULL) {
 			hpm_chunk_give(gs->cs, u, 1);

@@ -525,7 +525,7 @@ clear_prev_free(struct hpm_blk *next)
 static int
 span_new(struct hpm_heap *h)
 {
-	struct hpm_unit *u = hpm_chunk_take(h->cs, 1, 1, false, HPM_UNIT_SPAN);
+	struct hpm_unit *u = hpm_chunk_take(h->cs, 1, 1, false, HPM_UNIT_SPAN, false);
 	struct hpm_blk *b, *end;
 	struct hpm_span *s;
 

@@ -22,7 +22,7 @@ void *
 hpm_large_alloc(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig,
 	struct hpm_blockinfo *bi)
 {
-	struct hpm_unit *u = hpm_chunk_take(cs, n, align_units, contig, HPM_UNIT_LARGE);
+	struct hpm_unit *u = hpm_chunk_take(cs, n, align_units, contig, HPM_UNIT_LARGE, false);
 
 	if (u == NULL)
 		return NULL;

@@ -138,7 +138,7 @@ unit_frames(const struct hpm_unit *u)
 static struct hpm_slab *
 unit_new(struct hpm_slab_set *ss)
 {
-	struct hpm_unit *u = hpm_chunk_take_unit(ss->cs, HPM_UNIT_SLAB);
+	struct hpm_unit *u = hpm_chunk_take_unit(ss->cs, HPM_UNIT_SLAB, true);
 	struct hpm_slab *s;
 
 	if (u == NULL)

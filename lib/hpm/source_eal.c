@@ -108,31 +108,37 @@ eal_socket_slot(int socket)
 	return socket >= 0 && socket < RTE_MAX_NUMA_NODES ? (unsigned int)socket : 0;
 }
 
+/* EAL's struct malloc_elem, just below every memzone. */
+#define EAL_ELEM_HDR (2 * RTE_CACHE_LINE_SIZE)
+
 static void
 eal_note_zone(const struct rte_memzone *mz)
 {
 	__atomic_store_n(&eal_next_end[eal_socket_slot(mz->socket_id)],
-		(uintptr_t)mz->addr - hpm_source_eal.lead, __ATOMIC_RELAXED);
+		(uintptr_t)mz->addr - EAL_ELEM_HDR, __ATOMIC_RELAXED);
 }
 
 /*
  * Units whose first one holds EAL's element header (hpm_region::headed): a
- * memzone a header shorter than the units, aligned to a cache line only, is
+ * memzone a lead shorter than its units, aligned to a cache line only, is
  * cut from the end of a free element of EAL's heap, and fresh hugepages end
- * on a page boundary: the memzone then starts just past a page's start, its
- * header in that page, and takes len / 2 MiB hugepages, where a 2 MiB-aligned
- * memzone of len bytes takes one more for its header alone (16 MiB chunks:
- * 9 hugepages for 8).
+ * on a page boundary: the memzone then starts a lead past a page's start,
+ * its header in that page, and takes len / 2 MiB hugepages, where a 2
+ * MiB-aligned memzone of len bytes takes one more for its header alone (16
+ * MiB chunks: 9 hugepages for 8).
  *
- * Cut from memory EAL had already (--socket-mem), the free element ends
- * anywhere: a zone of len bytes would hold its whole units, one less. So
- * when the last zone ended the free element off a page boundary (pad bytes
- * past it), a zone of those bytes takes the free element's end down to the
- * boundary while the chunk is cut, and goes back after: the chunk starts just
- * past a page's start, its units whole, and so do the zones after it; the
- * pad's bytes stay EAL's. Where no zone fits (a pad shorter than a header and
- * a line), the chunk is longer by the pad instead. A wrong guess (another
- * allocation came between) leaves a zone of its whole units, as without.
+ * The lead is the header and HPM_SOURCE_GUARD bytes below it. Cut from
+ * memory EAL had already (--socket-mem), the free element ends where the
+ * last zone's header starts: the next zone ends there, HPM_SOURCE_GUARD past
+ * a page's start and more, and holds those bytes past its last unit, where a
+ * write past a block that ends there stays (chunk.c: a chunk without them
+ * has its last unit tailed, as a zone cut from fresh hugepages is). Each
+ * zone then starts a line further into its first page; when the free
+ * element ends further than a header and a line past the guard, a zone of
+ * the bytes past it takes the free element's end down to the guard while
+ * the chunk is cut, and goes back after (those bytes stay EAL's). A wrong
+ * guess (another allocation came between, or fresh hugepages) leaves a
+ * headed zone all the same, tailed when no guard follows its units.
  */
 static int
 eal_reserve_headed(struct hpm_region *r, size_t len, int socket)
@@ -140,25 +146,19 @@ eal_reserve_headed(struct hpm_region *r, size_t len, int socket)
 	const size_t lead = hpm_source_eal.lead;
 	uintptr_t end = __atomic_load_n(&eal_next_end[eal_socket_slot(socket)], __ATOMIC_RELAXED);
 	size_t pad = end & (HPM_UNIT_SIZE - 1);
-	const struct rte_memzone *mz = NULL, *pad_mz = NULL;
+	const struct rte_memzone *mz, *pad_mz = NULL;
 	size_t head;
 
-	if (pad >= lead + RTE_CACHE_LINE_SIZE) {
-		pad_mz = eal_zone_reserve(pad - lead, socket, RTE_MEMZONE_SIZE_HINT_ONLY,
-			RTE_CACHE_LINE_SIZE);
-		/* cut elsewhere: the guess is wrong, and so would a longer chunk be */
+	if (end != 0 && pad >= HPM_SOURCE_GUARD + EAL_ELEM_HDR + RTE_CACHE_LINE_SIZE) {
+		pad_mz = eal_zone_reserve(pad - HPM_SOURCE_GUARD - EAL_ELEM_HDR, socket,
+			RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
+		/* cut elsewhere: the guess is wrong */
 		if (pad_mz != NULL && (uintptr_t)pad_mz->addr + pad_mz->len != end) {
 			rte_memzone_free(pad_mz);
 			pad_mz = NULL;
 		}
-		pad = 0;
 	}
-	if (pad != 0)
-		mz = eal_zone_reserve(len - lead + pad, socket, RTE_MEMZONE_SIZE_HINT_ONLY,
-			RTE_CACHE_LINE_SIZE);
-	if (mz == NULL)
-		mz = eal_zone_reserve(len - lead, socket, RTE_MEMZONE_SIZE_HINT_ONLY,
-			RTE_CACHE_LINE_SIZE);
+	mz = eal_zone_reserve(len - lead, socket, RTE_MEMZONE_SIZE_HINT_ONLY, RTE_CACHE_LINE_SIZE);
 	if (pad_mz != NULL)
 		rte_memzone_free(pad_mz);
 	if (mz == NULL)
@@ -263,6 +263,9 @@ const struct hpm_source_ops hpm_source_eal = {
 	.release = eal_release,
 	.iova = eal_iova,
 	.sockets = eal_sockets,
-	/* EAL's struct malloc_elem (two cache lines) sits just below every memzone */
-	.lead = 2 * RTE_CACHE_LINE_SIZE,
+	/*
+	 * EAL's struct malloc_elem (two cache lines) sits just below every
+	 * memzone, and below it the guard of the zone cut under it
+	 */
+	.lead = EAL_ELEM_HDR + HPM_SOURCE_GUARD,
 };

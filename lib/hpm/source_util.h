@@ -79,11 +79,21 @@ struct hpm_source_ops {
 	unsigned int (*sockets)(int *ids, unsigned int max);
 	/**
 	 * Bytes just below a region's start that the source uses for it (eal:
-	 * EAL's element header before a memzone, in the page below when the
-	 * memzone is page-aligned); 0 for none.
+	 * EAL's element header before a memzone, and below it the guard of the
+	 * memzone under it, HPM_SOURCE_GUARD; in the page below when the
+	 * memzone is page-aligned); 0 for none. A source with a lead has its
+	 * own memory past a region too: a chunk without HPM_SOURCE_GUARD bytes
+	 * of its own past its last unit has that unit tailed (hpm_unit::tailed).
 	 */
 	size_t lead;
 };
+
+/**
+ * Bytes of a region past its last unit that no block holds, so that a write
+ * of up to 64 bytes past a block stays in the region (eal: the header of
+ * EAL's next element follows a memzone).
+ */
+#define HPM_SOURCE_GUARD 64u
 
 /** The pages a region holds, as the machine counts them: [start, end), with its socket. */
 struct hpm_extent {
