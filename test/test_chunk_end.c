@@ -31,18 +31,6 @@
 #include "hpm_malloc.h"
 #include "test_common.h"
 
-/* AddressSanitizer stops the overrun itself (hpmalloc poisons what no block holds) */
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-#ifndef ASAN
-#define ASAN 0
-#endif
-
 #define MIB(n) ((size_t)(n) << 20)
 #define NBLOCKS 6000
 #define GUARD 64
@@ -156,7 +144,7 @@ main(int argc, char **argv)
 		outside, n, GUARD);
 	/* the write past the last block of each memzone: hpmalloc's bytes, or EAL's */
 	fflush(stdout);
-	for (i = 0; i < nzones && !ASAN; i++)
+	for (i = 0; i < nzones && !TEST_ASAN; i++)
 		if (zones[i].last != NULL) {
 			memset((void *)zones[i].last_end, 0xa5, GUARD);
 			overrun++;

@@ -46,6 +46,18 @@ int test_eal_init(const char *name, ...);
 /** Stop EAL if it was started; print the verdict; the exit status. */
 int test_end(const char *name);
 
+/** 1 in a build with AddressSanitizer (GCC's or clang's), else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
 /**
  * EAL arguments of a primary whose secondaries must map its memory where it
  * did: under AddressSanitizer, its memory at an address that ASan's own

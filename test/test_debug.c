@@ -17,14 +17,6 @@
 #include "hpm_malloc.h"
 #include "test_common.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-
 static void
 canaries(void)
 {
@@ -88,7 +80,7 @@ poison_and_zero(void)
 	CHECK(q != NULL && q[0] == 0x11 && q[2999] == 0x11 && q[3000] == 0x6b,
 		"realloc: contents kept, the rest poisoned");
 	hpm_free(q);
-#if !defined(ASAN) && !defined(HPM_VALGRIND)
+#if !TEST_ASAN && !defined(HPM_VALGRIND)
 	/* freed: poisoned (the memory is still mapped; ASan and valgrind report this read) */
 	CHECK(q[0] == 0x6b && q[5999] == 0x6b, "freed block not poisoned: %#x", q[0]);
 #endif

@@ -14,15 +14,7 @@
 #include "hpm_malloc.h"
 #include "test_common.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-
-#ifdef ASAN
+#if TEST_ASAN
 enum access { IN_BOUNDS, PAST_END, AFTER_FREE };
 
 static const char *const access_names[] = {"in bounds", "one past the end", "after free"};
@@ -63,7 +55,7 @@ stopped(size_t size, unsigned int align, enum access access)
 int
 main(void)
 {
-#ifndef ASAN
+#if !TEST_ASAN
 	printf("poison: not an AddressSanitizer build: skipped\n");
 	return TEST_SKIP;
 #else
