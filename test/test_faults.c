@@ -650,7 +650,7 @@ faults(void)
 	memcpy(ref_log, resv_log, sizeof(ref_log));
 	/* the hook counts reservations it let through, the log every attempt it saw */
 	CHECK(ref.nresv == ref_nresv || test_failures != 0,
-		"the hook counted %u reservations, the source saw %u", ref.nresv, ref_nresv);
+		"the hook counted %u reservations, the log %u attempts", ref.nresv, ref_nresv);
 	for (n = 0; n < (long)ref_nresv; n++)
 		meta_resv += ref_log[n].meta;
 	CHECK(meta_resv > 0, "the workload made no metadata reservation");

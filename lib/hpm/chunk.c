@@ -483,7 +483,7 @@ struct hpm_unit *
 hpm_chunk_take(struct hpm_chunk_set *cs, unsigned int n, unsigned int align_units, bool contig,
 	enum hpm_unit_role role, bool short_blocks)
 {
-	/* the source's chunks are tailed (chunk_new()) */
+	/* the source's chunks may be tailed (chunk_new()): growth counts on it */
 	const unsigned int tail = hpm_src->lead != 0;
 	struct hpm_chunk *start = cs->hint != NULL ? cs->hint : cs->chunks;
 	struct hpm_chunk *c = start;
@@ -711,11 +711,11 @@ hpm_chunk_free_ranges(const struct hpm_chunk_set *cs, unsigned int *count, size_
 
 	for (c = cs->chunks; c != NULL; c = c->next) {
 		bool head_free = c->headed && !hpm_bitrun_test(c->used, 0);
-		unsigned int run = hpm_bitrun_longest_clear(c->used, c->nunits);
-
 		/* a free edge unit is short of its head or tail: no part of a longest run */
-		if (c->headed || c->tailed)
-			run = longest_inner(c);
+		unsigned int run = c->headed || c->tailed
+			? longest_inner(c)
+			: hpm_bitrun_longest_clear(c->used, c->nunits);
+
 		*count += hpm_bitrun_count_clear_runs(c->used, c->nunits);
 		*longest = RTE_MAX(*longest, (size_t)run << HPM_UNIT_SHIFT);
 		*bytes +=

@@ -553,8 +553,7 @@ hpm_slab_free_ranges(const struct hpm_slab_set *ss, unsigned int *count, size_t 
 			const struct hpm_slab_page *pg;
 
 			if (!(unit_frames(u) & (UINT32_C(1) << f))) {
-				/* a headed unit's first frame past the header, a tailed one's last:
-				 * in no block */
+				/* an edge unit's frame past the header, or its last: in no block */
 				run = 0;
 				*bytes +=
 					FRAME_BYTES - (f == 0 && u->headed ? HPM_UNIT_HEAD_MAX : 0);
