@@ -1071,6 +1071,48 @@ run_alignments(void)
 	CHECK(hpm_heap_check() == 0, "heap check after runs across alignments");
 }
 
+/*
+ * A refill of a class of granule runs takes the run asked for, no more (a
+ * batch of runs cut ahead of need splits the pages' free ranges); one of a
+ * size class, a batch.
+ */
+static void
+refill_amounts(void)
+{
+	static const struct {
+		size_t size, align;
+		bool run;
+	} cases[] = {
+		{4096, 65536, true},                  /* one granule at 64 KiB */
+		{12288, 16384, true},                 /* three at 16 KiB */
+		{40 << 10, 4096, true},               /* ten */
+		{256, 0, false}, {4096, 4096, false}, /* the 4 KiB granule class */
+	};
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cases); i++) {
+		int cls = hpm_cache_class(cases[i].size, RTE_MAX(cases[i].align, (size_t)1));
+		struct hpm_cache_stats st;
+		void *p;
+
+		hpm_cache_flush();
+		p = hpm_malloc(NULL, cases[i].size, cases[i].align);
+		CHECK(p != NULL && cls >= 0 && hpm_cache_stats(rte_lcore_id(), cls, &st) == 0,
+			"%zu at %zu: class %d", cases[i].size, cases[i].align, cls);
+		if (p == NULL || cls < 0)
+			continue;
+		CHECK(cases[i].run == (cls >= HPM_CACHE_RUN0),
+			"%zu at %zu: class %d is %sa run class", cases[i].size, cases[i].align, cls,
+			cases[i].run ? "not " : "");
+		CHECK(cases[i].run ? st.blocks == 0 : st.blocks > 0,
+			"%zu at %zu: the refill left %" PRIu64 " blocks in the cache (%s)",
+			cases[i].size, cases[i].align, st.blocks,
+			cases[i].run ? "none expected" : "a batch expected");
+		hpm_free(p);
+	}
+	hpm_cache_flush();
+}
+
 /* Bytes the main lcore's cache holds in the classes under its budget. */
 static size_t
 budget_held(void)
@@ -1495,6 +1537,7 @@ main(int argc, char **argv)
 	locked_singles(65536);
 	CHECK(hpm_heap_check() == 0, "heap check at the end");
 	run_alignments();
+	refill_amounts();
 	budget_case(&cfg, cfg.cache_budget_min);
 	budget_case(&cfg, 2u << 20);
 	cache_activity();

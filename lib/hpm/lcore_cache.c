@@ -762,6 +762,18 @@ hpm_cache_xfer_drain_locked(struct hpm_arena *a)
 	}
 }
 
+/*
+ * The least a refill from the heap takes: a batch, but for granule runs only
+ * what is asked. Runs cut from the pages ahead of need (16 single granules
+ * at 64 KiB alignment, say) split their free ranges for blocks that may never
+ * be asked for (malloc_perf's mixed: held/live 1.47 -> 1.45, no slower).
+ */
+static unsigned int
+fill_least(const struct hpm_cache_stack *cc, unsigned int cls)
+{
+	return cls >= HPM_CACHE_RUN0 ? 1 : cc->batch;
+}
+
 unsigned int
 hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 {
@@ -787,8 +799,8 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 		return cc->len;
 	act_count(c);
 	update_limit(c, cls, a);
-	if (want < cc->batch)
-		want = cc->batch;
+	if (want < fill_least(cc, cls))
+		want = fill_least(cc, cls);
 	want = RTE_MIN(want, cc->cap - cc->len);
 	n = fill_locked(a, c->lcore, cls, cc, want);
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
@@ -835,7 +847,8 @@ hpm_cache_refill(struct hpm_lcore_cache *c, unsigned int cls)
 	}
 
 	/* a miss with blocks: more than the limit (pop one), or a drain asked (limit 0) */
-	if ((cc->len == 0 || hpm_cache_drain_asked(cc)) && hpm_cache_fill(c, cls, cc->batch) == 0)
+	if ((cc->len == 0 || hpm_cache_drain_asked(cc)) &&
+		hpm_cache_fill(c, cls, fill_least(cc, cls)) == 0)
 		return NULL;
 	o = &hpm_cache_objs(cc)[cc->len - 1];
 	hpm_cache_set_len(cc, cc->len - 1);
