@@ -4,7 +4,8 @@
  * Granule pages against a first-fit model (the method of seed 000): random
  * allocations of runs of 1-64 granules with random alignments and random
  * frees, on pages of 512 and of 32 granules; every position the page gives
- * must be the model's lowest fitting position, every free must give back the
+ * must be the model's lowest fitting position (its highest for a run shorter
+ * than its alignment), every free must give back the
  * run's length, and the bitmaps must equal the model's at every step. Then
  * the bitmap engine alone on a table of 16384 granules, seed 000's size.
  * Then a socket's pages of 4 KiB granules on anonymous memory: every run
@@ -50,6 +51,29 @@ model_first_fit(const struct model *m, unsigned int n, unsigned int align)
 			return p;
 	}
 	return -1;
+}
+
+/* Runs shorter than their alignment: the highest fitting position (gran.c keeps them apart). */
+static int
+model_top_fit(const struct model *m, unsigned int n, unsigned int align)
+{
+	int p;
+	unsigned int i;
+
+	for (p = (int)RTE_ALIGN_FLOOR(m->ngran - n, align); p >= 0; p -= (int)align) {
+		for (i = 0; i < n && !m->used[p + i]; i++)
+			;
+		if (i == n)
+			return p;
+	}
+	return -1;
+}
+
+/* Where a page puts a run: from the top when shorter than its alignment, else first fit. */
+static int
+model_fit(const struct model *m, unsigned int n, unsigned int align)
+{
+	return n < align && align <= 64 ? model_top_fit(m, n, align) : model_first_fit(m, n, align);
 }
 
 static void
@@ -118,13 +142,13 @@ run_page(unsigned int ngran, unsigned int max_run, unsigned long ops, uint64_t *
 			unsigned int n = test_rand(rs) % 4 == 0 ? 1 + test_rand(rs) % max_run
 								: 1 + test_rand(rs) % 4;
 			unsigned int align = random_align(rs, max_run);
-			int want = model_first_fit(&m, n, align);
+			int want = model_fit(&m, n, align);
 			bool dirty_seen = false, dirty_want = false;
 			int got = hpm_gran_page_take(&g, n, align, &dirty_seen);
 			unsigned int i;
 
-			CHECK(got == want, "%u granules align %u: page gives %d, first fit is %d",
-				n, align, got, want);
+			CHECK(got == want, "%u granules align %u: page gives %d, the model %d", n,
+				align, got, want);
 			if (got != want)
 				return;
 			if (got < 0) {
@@ -267,6 +291,24 @@ check_engine_edges(void)
 	hpm_bitrun_clear(map, 0, 512);
 	CHECK(hpm_bitrun_find(map, 32, 0, 32, 32, 0) == 0, "a whole 32-granule page");
 	CHECK(hpm_bitrun_next_clear(map, 32, 32) == -1, "nothing past the end");
+
+	/* runs shorter than their alignment, from the top */
+	CHECK(hpm_bitrun_find_top(map, 512, 1, 16) == 496, "top: one granule at 64 KiB");
+	CHECK(hpm_bitrun_find_top(map, 512, 15, 16) == 496, "top: 15 granules at 64 KiB");
+	CHECK(hpm_bitrun_find_top(map, 511, 15, 16) == 496, "top: a tailed page's last fit");
+	CHECK(hpm_bitrun_find_top(map, 510, 15, 16) == 480, "top: one granule short of it");
+	CHECK(hpm_bitrun_find_top(map, 512, 1, 64) == 448, "top: one granule at 256 KiB");
+	CHECK(hpm_bitrun_find_top(map, 32, 1, 16) == 16, "top: a 32-granule page");
+	CHECK(hpm_bitrun_find_top(map, 512, 16, 16) == -1,
+		"top: not for a run as long as its align");
+	CHECK(hpm_bitrun_find_top(map, 512, 1, 128) == -1, "top: not past a word's alignment");
+	hpm_bitrun_set(map, 497, 1);
+	CHECK(hpm_bitrun_find_top(map, 512, 1, 16) == 496, "top: a used granule after the run");
+	CHECK(hpm_bitrun_find_top(map, 512, 2, 16) == 480, "top: a used granule inside the run");
+	hpm_bitrun_set(map, 0, 512);
+	hpm_bitrun_clear(map, 2, 1);
+	CHECK(hpm_bitrun_find_top(map, 512, 1, 2) == 2, "top: the only fit, in the lowest word");
+	CHECK(hpm_bitrun_find_top(map, 512, 1, 4) == -1, "top: none at 4");
 }
 
 #define SET_PAGES 256u
@@ -334,9 +376,9 @@ set_check_alloc(struct set_env *e, uint8_t *p, unsigned int n, unsigned int alig
 		m->ngran = HPM_GRAN_MAX;
 		set_known[u->ord] = true;
 	}
-	want = model_first_fit(m, n, align);
+	want = model_fit(m, n, align);
 	if (want != (int)pos) {
-		CHECK(false, "%u granules align %u on page %u: at %u, first fit %d", n, align,
+		CHECK(false, "%u granules align %u on page %u: at %u, the model %d", n, align,
 			u->ord, pos, want);
 		return false;
 	}

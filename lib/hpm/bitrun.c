@@ -140,6 +140,29 @@ hpm_bitrun_find(const uint64_t *map, unsigned int nbits, unsigned int from, unsi
 }
 
 int
+hpm_bitrun_find_top(const uint64_t *map, unsigned int nbits, unsigned int n, unsigned int align)
+{
+	unsigned int w = (nbits + HPM_WORD_BITS - 1) / HPM_WORD_BITS, k;
+	uint64_t starts;
+
+	if (n == 0 || n >= align || align > HPM_WORD_BITS)
+		return -1;
+	/* a bit at every multiple of align in a word */
+	starts = align == HPM_WORD_BITS ? 1 : ~UINT64_C(0) / ((UINT64_C(1) << align) - 1);
+	while (w-- > 0) {
+		unsigned int bits = RTE_MIN(nbits - w * HPM_WORD_BITS, HPM_WORD_BITS);
+		uint64_t free_bits = ~map[w] & hpm_bitrun_mask(0, bits), fit = free_bits & starts;
+
+		/* bit p stays when p .. p + n - 1 are free: an aligned run never crosses the word */
+		for (k = 1; k < n && fit != 0; k++)
+			fit &= free_bits >> k;
+		if (fit != 0)
+			return (int)(w * HPM_WORD_BITS + 63 - __builtin_clzll(fit));
+	}
+	return -1;
+}
+
+int
 hpm_bitrun_prev_set(const uint64_t *map, unsigned int pos)
 {
 	unsigned int w;

@@ -80,6 +80,13 @@ bool hpm_bitrun_all_set(const uint64_t *map, unsigned int pos, unsigned int n);
 int hpm_bitrun_find(const uint64_t *map, unsigned int nbits, unsigned int from, unsigned int n,
 	unsigned int align, unsigned int phase);
 
+/**
+ * The highest position p of a run of n clear bits below nbits with p a
+ * multiple of align, for n < align <= 64 (-1 otherwise, or when there is none).
+ */
+int hpm_bitrun_find_top(const uint64_t *map, unsigned int nbits, unsigned int n,
+	unsigned int align);
+
 /** Last set bit below pos, or -1 when there is none. */
 int hpm_bitrun_prev_set(const uint64_t *map, unsigned int pos);
 

@@ -270,11 +270,21 @@ update_lowfree(struct hpm_gran *g, unsigned int from)
 	g->lowfree = next < 0 ? g->ngran : (uint16_t)next;
 }
 
+/*
+ * First fit, but a run shorter than its alignment (a 4 KiB block aligned to
+ * 64 KiB) from the top of the page: placed first-fit, such runs sit at the
+ * aligned starts of the longest free ranges and cut them into pieces too
+ * short for long runs. From the top they gather where they fit among
+ * themselves (malloc_perf's mixed, a 4 KiB block in six at 8-64 KiB
+ * alignment: held/live 1.45 -> 1.43; without caches, the same).
+ */
 int
 hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty)
 {
-	int found =
-		n > g->maxrun ? -1 : hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
+	int found = n > g->maxrun ? -1
+		: n < align && align <= HPM_WORD_BITS
+		? hpm_bitrun_find_top(g->used, g->ngran, n, align)
+		: hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
 	unsigned int pos;
 
 	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
