@@ -190,15 +190,16 @@ struct hpm_config {
 	 * do not pin the heap's free ranges). The limit grows with the heap, as
 	 * the question of seed 003 asks. A cache's classes above the heap's
 	 * (granules, size classes, runs) hold together no more than that share
-	 * (cache_budget_min at least): classes gone idle give their room to
-	 * those in use.
+	 * (its share of cache_budget_min at least): classes gone idle give their
+	 * room to those in use.
 	 */
 	unsigned int cache_share;
 	/**
-	 * Least bytes a cache's classes above the heap's may hold together,
-	 * whatever the heap's size (default 8 MiB; 0: the heap's share alone).
-	 * Lower it where memory counts more than speed: the caches of three
-	 * threads keep about three times this idle.
+	 * Least bytes the caches' classes above the heap's may hold together,
+	 * whatever the heap's size, shared by the caches in use (default 8 MiB:
+	 * one lcore's cache may hold 8 MiB, each of four 2 MiB; 0: the heap's
+	 * share alone). Lower it where memory counts more than speed, raise it
+	 * for bursts of large blocks on many lcores of a small heap.
 	 */
 	size_t cache_budget_min;
 	/**
