@@ -7,6 +7,7 @@ Usage:
   check-malloc-perf.py --help-check -- MALLOC_PERF
   check-malloc-perf.py --interactive -- MALLOC_PERF [EAL args] -- [tool args]
   check-malloc-perf.py --interactive-failures -- MALLOC_PERF [EAL args] -- [tool args]
+  check-malloc-perf.py --sigint -- MALLOC_PERF [EAL args] -- [tool args]
 
 A run is given --json and --csv files of its own, must exit with 0 (or
 --expect-exit), and then: every selected workload is in the JSON file and
@@ -26,6 +27,9 @@ rows, above each table and in the summary; the output holds each
 --interactive: commands piped into -i get their answers.
 --interactive-failures: at the prompt, a JSON or CSV file that cannot be
 written is said and a failed run is counted: either makes -i exit with 1.
+--sigint: a SIGINT once the runs go (the first stats line) stops them: the
+summary and the JSON file are written, the output says the figures are
+partial, and the exit status is 130.
 Exit status: 0 passed, 1 failed, 77 skipped (what the test needs is missing).
 """
 
@@ -34,6 +38,7 @@ import csv
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -440,6 +445,48 @@ def check_interactive_failures(args, cmd):
             fail("a command was not understood")
 
 
+def check_sigint(args, cmd):
+    """A SIGINT once the runs go: partial figures, files written, exit 130."""
+    binary, eal, tool = split_cmd(cmd)
+    with tempfile.TemporaryDirectory() as tmp:
+        jpath = os.path.join(tmp, "perf.json")
+        full = [binary] + eal + ["--"] + tool + ["--json", jpath, "--stats-period", "1"]
+        print("+ " + " ".join(full), flush=True)
+        proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        # a stats line ("[    1.0s] pair hpm ...", stderr, unbuffered): the runs go
+        first = ""
+        for line in proc.stderr:
+            first += line
+            if line.startswith("["):
+                proc.send_signal(signal.SIGINT)
+                break
+        else:
+            first = ""
+        try:
+            out, err = proc.communicate(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            fail("malloc_perf did not end within %d s of a SIGINT" % args.timeout)
+            return
+        sys.stdout.write(out)
+        sys.stdout.write(first + err)
+        if not first:
+            fail("no stats line before the end (exit %d): no SIGINT sent" % proc.returncode)
+            return
+        if proc.returncode != 130:
+            fail("malloc_perf exits with %d after a SIGINT, expected 130" % proc.returncode)
+        if "stopped (SIGINT)" not in out:
+            fail("the output does not say the figures are partial")
+        if "== Summary" not in out:
+            fail("no summary table after a SIGINT")
+        try:
+            with open(jpath) as f:
+                json.load(f)
+        except (OSError, ValueError) as e:
+            fail("JSON file after a SIGINT: %s" % e)
+
+
 def enough_cpus(n):
     try:
         return len(os.sched_getaffinity(0)) >= n
@@ -463,6 +510,7 @@ def main():
     p.add_argument("--help-check", action="store_true")
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--interactive-failures", action="store_true")
+    p.add_argument("--sigint", action="store_true")
     p.add_argument("--expect-exit", type=int, default=0)
     p.add_argument("--expect-output", action="append", default=[])
     p.add_argument("--expect-no-output", action="append", default=[])
@@ -491,6 +539,8 @@ def main():
         check_interactive(args, cmd)
     elif args.interactive_failures:
         check_interactive_failures(args, cmd)
+    elif args.sigint:
+        check_sigint(args, cmd)
     else:
         check_run(args, cmd)
     if failures:

@@ -63,7 +63,7 @@ on_signal(int sig)
 {
 	RTE_SET_USED(sig);
 	if (__atomic_exchange_n(&mp_stop, 1, __ATOMIC_RELAXED) != 0)
-		_exit(130);
+		_exit(MP_EXIT_INTERRUPTED);
 }
 
 static int
@@ -212,8 +212,12 @@ main(int argc, char **argv)
 			printf("medians written to %s\n", cfg.csv);
 		}
 	}
-	if (mp_stop)
+	/* a script that interrupted the run must not take it for a whole one */
+	if (mp_stop) {
 		printf("stopped (SIGINT): the figures above are partial\n");
+		if (status == EXIT_SUCCESS)
+			status = MP_EXIT_INTERRUPTED;
+	}
 	mp_results_free(results, nres);
 out:
 	mp_workloads_teardown();

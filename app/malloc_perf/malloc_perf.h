@@ -37,6 +37,8 @@ struct mp_workload;
 
 /** Type string given to every allocation (rte_malloc ignores it). */
 #define MP_TYPE "malloc_perf"
+/** Exit status of a run a SIGINT stopped: 128 + SIGINT, as a shell reports it. */
+#define MP_EXIT_INTERRUPTED 130
 
 /** Largest --repeat. */
 #define MP_MAX_REPEAT 1000u
