@@ -34,12 +34,17 @@ churn_slots(const struct mp_config *cfg)
 static void
 churn_describe(const struct mp_config *cfg, char *buf, size_t len)
 {
-	char s[MP_NAME_LEN];
+	char s[2 * MP_NAME_LEN], a[MP_NAME_LEN];
 
-	if (cfg->size != 0)
+	if (cfg->size != 0) {
 		mp_case_name(s, sizeof(s), cfg->size, cfg->align);
-	else
+	} else if (cfg->align != 0) {
+		/* --align applies to the random sizes too: the title says so */
+		mp_size_str(a, sizeof(a), cfg->align);
+		snprintf(s, sizeof(s), "64 B - 64 KiB at random, align %s", a);
+	} else {
 		snprintf(s, sizeof(s), "64 B - 64 KiB at random");
+	}
 	snprintf(buf, len,
 		"churn: %u blocks of %s; %u rounds of: free a random quarter, refill (seed 001)",
 		churn_slots(cfg), s, CHURN_ROUNDS);
@@ -152,9 +157,9 @@ out:
 
 const struct mp_workload mp_wl_churn = {
 	.name = "churn",
-	.help = "16384 blocks of 64 B - 64 KiB at random (or --size); 10\n"
-		"rounds of: free a random quarter, refill it (seed 001);\n"
-		"one lcore",
+	.help = "16384 blocks of 64 B - 64 KiB at random (or --size), at\n"
+		"--align if given; 10 rounds of: free a random quarter,\n"
+		"refill it (seed 001); one lcore",
 	.flags = MP_WL_SINGLE | MP_WL_FIXED,
 	.describe = churn_describe,
 	.metrics = churn_metrics,
