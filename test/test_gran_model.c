@@ -39,41 +39,40 @@ struct model {
 	unsigned int nruns;
 };
 
+/*
+ * The lowest position p, a multiple of align, of n free granules, or with
+ * top the highest; -1 when there is none.
+ */
+static int
+model_scan(const struct model *m, unsigned int n, unsigned int align, bool top)
+{
+	unsigned int slots = n <= m->ngran ? (m->ngran - n) / align + 1 : 0, k, i;
+
+	for (k = 0; k < slots; k++) {
+		unsigned int p = (top ? slots - 1 - k : k) * align;
+
+		for (i = 0; i < n && !m->used[p + i]; i++)
+			;
+		if (i == n)
+			return (int)p;
+	}
+	return -1;
+}
+
 static int
 model_first_fit(const struct model *m, unsigned int n, unsigned int align)
 {
-	unsigned int p, i;
-
-	for (p = 0; p + n <= m->ngran; p += align) {
-		for (i = 0; i < n && !m->used[p + i]; i++)
-			;
-		if (i == n)
-			return p;
-	}
-	return -1;
+	return model_scan(m, n, align, false);
 }
 
-/* Runs shorter than their alignment: the highest fitting position (gran.c keeps them apart). */
-static int
-model_top_fit(const struct model *m, unsigned int n, unsigned int align)
-{
-	int p;
-	unsigned int i;
-
-	for (p = (int)RTE_ALIGN_FLOOR(m->ngran - n, align); p >= 0; p -= (int)align) {
-		for (i = 0; i < n && !m->used[p + i]; i++)
-			;
-		if (i == n)
-			return p;
-	}
-	return -1;
-}
-
-/* Where a page puts a run: from the top when shorter than its alignment, else first fit. */
+/*
+ * Where a page puts a run: first fit, but a run shorter than its alignment
+ * at the highest place that fits (gran.c keeps such runs apart).
+ */
 static int
 model_fit(const struct model *m, unsigned int n, unsigned int align)
 {
-	return n < align && align <= 64 ? model_top_fit(m, n, align) : model_first_fit(m, n, align);
+	return model_scan(m, n, align, n < align && align <= 64);
 }
 
 static void
