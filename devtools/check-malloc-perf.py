@@ -456,13 +456,13 @@ def check_sigint(args, cmd):
                                 text=True)
         # a stats line ("[    1.0s] pair hpm ...", stderr, unbuffered): the runs go
         first = ""
+        sent = False
         for line in proc.stderr:
             first += line
             if line.startswith("["):
                 proc.send_signal(signal.SIGINT)
+                sent = True
                 break
-        else:
-            first = ""
         try:
             out, err = proc.communicate(timeout=args.timeout)
         except subprocess.TimeoutExpired:
@@ -471,7 +471,7 @@ def check_sigint(args, cmd):
             return
         sys.stdout.write(out)
         sys.stdout.write(first + err)
-        if not first:
+        if not sent:
             fail("no stats line before the end (exit %d): no SIGINT sent" % proc.returncode)
             return
         if proc.returncode != 130:

@@ -157,7 +157,7 @@ hpm_bitrun_find_top(const uint64_t *map, unsigned int nbits, unsigned int n, uns
 		for (k = 1; k < n && fit != 0; k++)
 			fit &= free_bits >> k;
 		if (fit != 0)
-			return (int)(w * HPM_WORD_BITS + 63 - __builtin_clzll(fit));
+			return (int)(w * HPM_WORD_BITS + rte_fls_u64(fit) - 1);
 	}
 	return -1;
 }

@@ -203,11 +203,13 @@ cache_part(const struct hpm_arena *a)
  * caches; shared, 190 MiB, 6 MiB in caches.
  */
 static size_t
-cache_budget(size_t part)
+cache_budget(const struct hpm_arena *a)
 {
 	unsigned int ncaches = RTE_MAX(__atomic_load_n(&hpm_state->ncaches, __ATOMIC_RELAXED), 1u);
 
-	return RTE_MAX(part, hpm_state->cfg.cache_budget_min / ncaches);
+	return RTE_MAX(a->cs.total_bytes / hpm_state->cfg.cache_share,
+		       hpm_state->cfg.cache_budget_min) /
+		ncaches;
 }
 
 /*
@@ -285,7 +287,7 @@ act_eighths(const struct hpm_lcore_cache *c)
 static size_t
 cache_budget_of(const struct hpm_lcore_cache *c, const struct hpm_arena *a)
 {
-	return cache_budget(cache_part(a)) / 8 * act_eighths(c);
+	return cache_budget(a) / 8 * act_eighths(c);
 }
 
 size_t
@@ -807,8 +809,7 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 		return cc->len;
 	act_count(c);
 	update_limit(c, cls, a);
-	if (want < fill_least(cc, cls))
-		want = fill_least(cc, cls);
+	want = RTE_MAX(want, fill_least(cc, cls));
 	want = RTE_MIN(want, cc->cap - cc->len);
 	n = fill_locked(a, c->lcore, cls, cc, want);
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);
