@@ -8,6 +8,7 @@ Usage:
   check-malloc-perf.py --interactive -- MALLOC_PERF [EAL args] -- [tool args]
   check-malloc-perf.py --interactive-failures -- MALLOC_PERF [EAL args] -- [tool args]
   check-malloc-perf.py --sigint -- MALLOC_PERF [EAL args] -- [tool args]
+  check-malloc-perf.py --main-blocks -- MALLOC_PERF [EAL args] -- [tool args]
 
 A run is given --json and --csv files of its own, must exit with 0 (or
 --expect-exit), and then: every selected workload is in the JSON file and
@@ -30,6 +31,10 @@ written is said and a failed run is counted: either makes -i exit with 1.
 --sigint: a SIGINT once the runs go (the first stats line) stops them: the
 summary and the JSON file are written, the output says the figures are
 partial, and the exit status is 130.
+--main-blocks: while the runs go on other lcores, the main lcore's thread
+sleeps until they end: it is switched in at most a few times in a second
+(polling every 100 us, it woke thousands of times, on a CPU that a
+workload's thread may share).
 Exit status: 0 passed, 1 failed, 77 skipped (what the test needs is missing).
 """
 
@@ -487,6 +492,53 @@ def check_sigint(args, cmd):
             fail("JSON file after a SIGINT: %s" % e)
 
 
+def ctxt_switches(pid):
+    """Context switches of the process's main thread, or None once it is gone."""
+    try:
+        with open("/proc/%d/task/%d/status" % (pid, pid)) as f:
+            return sum(int(line.split()[1]) for line in f
+                       if line.startswith(("voluntary_ctxt_switches",
+                                           "nonvoluntary_ctxt_switches")))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def check_main_blocks(args, cmd):
+    """The main lcore waits for the runs without waking: a second of one, few switches."""
+    binary, eal, tool = split_cmd(cmd)
+    full = [binary] + eal + ["--"] + tool + ["--stats-period", "1"]
+    print("+ " + " ".join(full), flush=True)
+    proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = ""
+    before = after = None
+    for line in proc.stderr:
+        seen += line
+        # the first stats line: the runs go; the second, a second later
+        if line.startswith("["):
+            if before is None:
+                before = ctxt_switches(proc.pid)
+            else:
+                after = ctxt_switches(proc.pid)
+                break
+    try:
+        out, err = proc.communicate(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("malloc_perf did not end within %d s" % args.timeout)
+        return
+    sys.stdout.write(out)
+    sys.stdout.write(seen + err)
+    if proc.returncode != 0:
+        fail("malloc_perf exits with %d" % proc.returncode)
+    if before is None or after is None:
+        fail("fewer than two stats lines: the runs were too short to watch")
+        return
+    print("main thread: %d context switches between two stats lines" % (after - before))
+    if after - before > 20:
+        fail("the main lcore's thread was switched in %d times in a second while it waited"
+             % (after - before))
+
+
 def enough_cpus(n):
     try:
         return len(os.sched_getaffinity(0)) >= n
@@ -511,6 +563,7 @@ def main():
     p.add_argument("--interactive", action="store_true")
     p.add_argument("--interactive-failures", action="store_true")
     p.add_argument("--sigint", action="store_true")
+    p.add_argument("--main-blocks", action="store_true")
     p.add_argument("--expect-exit", type=int, default=0)
     p.add_argument("--expect-output", action="append", default=[])
     p.add_argument("--expect-no-output", action="append", default=[])
@@ -541,6 +594,8 @@ def main():
         check_interactive_failures(args, cmd)
     elif args.sigint:
         check_sigint(args, cmd)
+    elif args.main_blocks:
+        check_main_blocks(args, cmd)
     else:
         check_run(args, cmd)
     if failures:
