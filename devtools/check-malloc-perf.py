@@ -450,6 +450,19 @@ def check_interactive_failures(args, cmd):
             fail("a command was not understood")
 
 
+def finish(proc, timeout, seen, after):
+    """Wait for a run whose stderr was read up to seen; its stdout, None on a timeout."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("malloc_perf did not end within %d s%s" % (timeout, after))
+        return None
+    sys.stdout.write(out)
+    sys.stdout.write(seen + err)
+    return out
+
+
 def check_sigint(args, cmd):
     """A SIGINT once the runs go: partial figures, files written, exit 130."""
     binary, eal, tool = split_cmd(cmd)
@@ -468,14 +481,9 @@ def check_sigint(args, cmd):
                 proc.send_signal(signal.SIGINT)
                 sent = True
                 break
-        try:
-            out, err = proc.communicate(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            fail("malloc_perf did not end within %d s of a SIGINT" % args.timeout)
+        out = finish(proc, args.timeout, first, " of a SIGINT")
+        if out is None:
             return
-        sys.stdout.write(out)
-        sys.stdout.write(first + err)
         if not sent:
             fail("no stats line before the end (exit %d): no SIGINT sent" % proc.returncode)
             return
@@ -520,14 +528,8 @@ def check_main_blocks(args, cmd):
             else:
                 after = ctxt_switches(proc.pid)
                 break
-    try:
-        out, err = proc.communicate(timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        fail("malloc_perf did not end within %d s" % args.timeout)
+    if finish(proc, args.timeout, seen, "") is None:
         return
-    sys.stdout.write(out)
-    sys.stdout.write(seen + err)
     if proc.returncode != 0:
         fail("malloc_perf exits with %d" % proc.returncode)
     if before is None or after is None:
