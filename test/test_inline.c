@@ -24,6 +24,7 @@
  * usage: test_inline [--ops N]   (EAL: -l 0-1)
  */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -171,6 +172,57 @@ same_stacks(void)
 		same += same_stack(other[i].size, other[i].align);
 	}
 	printf("same stacks: %u of %u requests\n", same, cases);
+}
+
+/*
+ * Frees that alternate between classes, through both paths: a free pushes on
+ * the stack its thread's hint names (the last free's) only when the block's
+ * class agrees, so that every block goes back to its own class's stack,
+ * whichever stack the hint named. A guess taken unchecked would put a block
+ * on another class's stack, and that class's next allocation would return it.
+ */
+static void
+hinted_frees(void)
+{
+	static const struct {
+		size_t size;
+		unsigned int align;
+	} req[] = {{64, 0}, {1000, 64}, {4096, 4096}, {200, 0}, {65536, 65536}, {9000, 0}};
+	void *b[RTE_DIM(req)][4], *p;
+	unsigned int i, k, r;
+
+	for (r = 0; r < 2; r++) {
+		for (i = 0; i < RTE_DIM(req); i++)
+			for (k = 0; k < 4; k++) {
+				b[i][k] = hpm_malloc(NULL, req[i].size, req[i].align);
+				CHECK(b[i][k] != NULL, "%zu bytes", req[i].size);
+			}
+		/* empty stacks with room: the frees below are all they hold */
+		hpm_cache_flush();
+		/* round 0: class after class (the hint never agrees); 1: a class's four in a row */
+		for (k = 0; k < 4 * RTE_DIM(req); k++) {
+			unsigned int c = r == 0 ? k % RTE_DIM(req) : k / 4,
+				     n = r == 0 ? k / RTE_DIM(req) : k % 4;
+
+			if ((c + n + r) & 1)
+				hpm_free_inline(b[c][n]);
+			else
+				hpm_free(b[c][n]);
+		}
+		for (i = 0; i < RTE_DIM(req); i++)
+			for (k = 4; k-- > 0;) {
+				p = (i + k) & 1 ? hpm_malloc_inline(NULL, req[i].size, req[i].align)
+						: hpm_malloc(NULL, req[i].size, req[i].align);
+				CHECK(p == b[i][k],
+					"round %u: %zu bytes aligned %u: %p from the cache, %p freed last",
+					r, req[i].size, req[i].align, p, b[i][k]);
+			}
+		for (i = 0; i < RTE_DIM(req); i++)
+			for (k = 0; k < 4; k++)
+				hpm_free(b[i][k]);
+		hpm_cache_flush();
+	}
+	CHECK(hpm_heap_check() == 0, "heap check after the alternating frees");
 }
 
 /*
@@ -359,6 +411,7 @@ bad_input(void)
 int
 main(int argc, char **argv)
 {
+	const struct hpm_inline_anchor *v1;
 	struct hpm_config cfg;
 	uint64_t ops = 1000000;
 	void *p;
@@ -377,14 +430,22 @@ main(int argc, char **argv)
 	printf("sanitizer build: hpm_inline.h's functions are the calls\n");
 #elif defined(HPM_VALGRIND)
 	/* the library marks blocks for valgrind on its own paths: the inline ones stay off */
-	CHECK(hpm_inline_v1.gen == UINT64_MAX, "valgrind build: the inline paths are on");
+	CHECK(hpm_inline_v2.gen == UINT64_MAX, "valgrind build: the inline paths are on");
 #else
-	CHECK(hpm_cache_tls.gen == hpm_inline_v1.gen && hpm_inline_v1.gen != UINT64_MAX,
+	CHECK(hpm_cache_tls.gen == hpm_inline_v2.gen && hpm_inline_v2.gen != UINT64_MAX,
 		"the inline paths are off: the thread's generation %" PRIu64
 		", the anchor's %" PRIu64,
-		hpm_cache_tls.gen, hpm_inline_v1.gen);
+		hpm_cache_tls.gen, hpm_inline_v2.gen);
 #endif
+	/* layout 1's anchor, for programs built against it: what layout 2's says */
+	v1 = dlsym(RTLD_DEFAULT, "hpm_inline_v1");
+	CHECK(v1 != NULL && v1->gen == hpm_inline_v2.gen && v1->owner == hpm_inline_v2.owner &&
+			!memcmp(v1->small_class, hpm_inline_v2.small_class,
+				sizeof(v1->small_class)) &&
+			!memcmp(v1->mid_class, hpm_inline_v2.mid_class, sizeof(v1->mid_class)),
+		"hpm_inline_v1 %p is not hpm_inline_v2's copy", (void *)v1);
 	same_stacks();
+	hinted_frees();
 	no_calls();
 	bad_input();
 	model(ops);

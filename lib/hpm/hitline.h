@@ -44,6 +44,9 @@ struct hpm_hitline {
 
 extern struct hpm_hitline hpm_hit __attribute__((visibility("hidden"))); /* no GOT */
 
+/* hpm_inline.h's anchor of layout 1, for programs built against it (owner.c) */
+extern struct hpm_inline_anchor hpm_inline_v1 __attribute__((visibility("default")));
+
 /*
  * This thread's binding (hpm_inline.h's hpm_cache_tls) as the hit paths read
  * it. An initial-exec TLS variable of a shared library is at an offset from
@@ -58,6 +61,8 @@ extern struct hpm_hitline hpm_hit __attribute__((visibility("hidden"))); /* no G
 #endif
 #if defined(HPM_HIT_TLS_OFF) && !defined(HPM_INLINE_SANITIZED)
 typedef const struct hpm_cache_binding __seg_fs hpm_binding_ref;
+/* the binding's free_hint, which the hit paths write */
+typedef struct hpm_cache_binding __seg_fs hpm_binding_mut;
 
 static __rte_always_inline hpm_binding_ref *
 hpm_hit_binding(void)
@@ -66,6 +71,7 @@ hpm_hit_binding(void)
 }
 #else
 typedef const struct hpm_cache_binding hpm_binding_ref;
+typedef struct hpm_cache_binding hpm_binding_mut;
 
 static __rte_always_inline hpm_binding_ref *
 hpm_hit_binding(void)

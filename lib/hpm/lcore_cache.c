@@ -38,7 +38,7 @@ static_assert(offsetof(struct hpm_inline_stack, len) == offsetof(struct hpm_cach
 		offsetof(struct hpm_inline_stack, held) == offsetof(struct hpm_cache_stack, held) &&
 		offsetof(struct hpm_inline_stack, objs) == sizeof(struct hpm_cache_stack) &&
 		sizeof(struct hpm_inline_obj) == sizeof(struct hpm_cache_obj) &&
-		sizeof(hpm_inline_v1.small_class) == 4096 / 16 + 1 &&
+		sizeof(hpm_inline_v2.small_class) == 4096 / 16 + 1 &&
 		RTE_DIM(hpm_hit.small_class) == HPM_CACHE_HEAP_MAX / 16 + 1 &&
 		HPM_INLINE_MID_MIN == HPM_CACHE_HEAP_MAX + 1,
 	"hpm_inline.h's stack is the library's");
@@ -55,6 +55,7 @@ hpm_cache_gen_bump(void)
 	 * would skip (valgrind saw a fresh block's writes as invalid and a
 	 * freed one's as fine): no thread's
 	 */
+	__atomic_store_n(&hpm_inline_v2.gen, gen, __ATOMIC_RELEASE);
 	__atomic_store_n(&hpm_inline_v1.gen, gen, __ATOMIC_RELEASE);
 #else
 	RTE_SET_USED(gen);
@@ -80,15 +81,18 @@ hpm_cache_small_classes(bool small_heap)
 	}
 	hpm_hit.small_class[0] = hpm_hit.small_class[1];
 	/* hpm_inline.h's copy: the sizes below 4 KiB */
-	memcpy(hpm_inline_v1.small_class, hpm_hit.small_class, sizeof(hpm_inline_v1.small_class));
+	memcpy(hpm_inline_v2.small_class, hpm_hit.small_class, sizeof(hpm_inline_v2.small_class));
 	/* a bucket's sizes but a multiple of 4 KiB share a class: its last's below */
-	for (i = 0; i < RTE_DIM(hpm_inline_v1.mid_class); i++) {
+	for (i = 0; i < RTE_DIM(hpm_inline_v2.mid_class); i++) {
 		int cls = (size_t)i * 64 >= HPM_INLINE_MID_MIN
 			? hpm_cache_class((size_t)i * 64 - 1, 64)
 			: -1;
 
-		hpm_inline_v1.mid_class[i] = cls >= 0 && cls < HPM_CACHE_RUN0 ? (uint8_t)cls : 0xff;
+		hpm_inline_v2.mid_class[i] = cls >= 0 && cls < HPM_CACHE_RUN0 ? (uint8_t)cls : 0xff;
 	}
+	memcpy(hpm_inline_v1.small_class, hpm_inline_v2.small_class,
+		sizeof(hpm_inline_v1.small_class));
+	memcpy(hpm_inline_v1.mid_class, hpm_inline_v2.mid_class, sizeof(hpm_inline_v1.mid_class));
 }
 
 /* The size-class pages' until a heap says otherwise (hpm_cache_init_process()). */

@@ -460,7 +460,11 @@ free_fast(void *ptr)
 	cls = hpm_cache_class_free(u, ptr, &state);
 	if (unlikely(cls < 0))
 		return free_slow(ptr);
+	/* the thread's hint when the class agrees: the push need not wait for the class */
 	cc = hpm_cache_stack(c, cls);
+	hpm_inline_jne(cc, t->free_hint, hint_miss);
+	cc = t->free_hint;
+push:
 	HPM_CACHE_LAUNDER(cc);
 	len = cc->len;
 	/* full, or a drain asked (limit 0) */
@@ -472,6 +476,10 @@ free_fast(void *ptr)
 	hpm_cache_obj_set(&hpm_cache_objs(cc)[len], ptr, state);
 	rte_compiler_barrier();
 	hpm_cache_set_len(cc, len + 1);
+	return;
+hint_miss:
+	((hpm_binding_mut *)(uintptr_t)t)->free_hint = cc;
+	goto push;
 }
 
 void
