@@ -812,7 +812,11 @@ free_run(hpm_binding_ref *t, void *const *objs, unsigned int n)
 	if (u == NULL || u->socket != t->socket ||
 		(cls = hpm_cache_class_fast(u, objs[0], &state)) < 0)
 		return 0;
+	/* the hint, as free_fast() takes it: the pushes need not wait for the class */
 	cc = hpm_cache_stack(c, cls);
+	hpm_inline_jne(cc, t->free_hint, hint_miss);
+	cc = t->free_hint;
+push:
 	limit = hpm_cache_limit(cc); /* 0 while a drain is asked */
 	if (cc->len >= limit)
 		return 0;
@@ -835,6 +839,9 @@ free_run(hpm_binding_ref *t, void *const *objs, unsigned int n)
 			     : run_push_all(&rc, objs, &hpm_cache_objs(cc)[cc->len], room);
 	hpm_cache_set_len(cc, cc->len + pushed);
 	return pushed;
+hint_miss:
+	((hpm_binding_mut *)(uintptr_t)t)->free_hint = cc;
+	goto push;
 }
 
 HPM_HIT_PATH void
