@@ -69,7 +69,7 @@ struct hpm_cache_binding {
 	int socket;
 	/**
 	 * The stack the thread's last free pushed on, a guess (layout 2): a free
-	 * takes its stack from here when the block's class agrees (hpm_inline_jne()).
+	 * takes its stack from here when the block's class agrees (HPM_INLINE_JNE()).
 	 */
 	void *free_hint;
 };
@@ -172,13 +172,13 @@ extern struct hpm_inline_anchor hpm_inline_v2;
  * 118 Mpps (guides/design.rst).
  */
 #if defined(__x86_64__)
-#define hpm_inline_jne(a, b, label) \
+#define HPM_INLINE_JNE(a, b, label) \
 	__asm__ goto("cmp %0, %1\n\tjne %l[" #label "]" : : "r"(a), "r"(b) : "cc" : label)
 #elif defined(__aarch64__)
-#define hpm_inline_jne(a, b, label) \
+#define HPM_INLINE_JNE(a, b, label) \
 	__asm__ goto("cmp %0, %1\n\tb.ne %l[" #label "]" : : "r"(a), "r"(b) : "cc" : label)
 #else
-#define hpm_inline_jne(a, b, label) \
+#define HPM_INLINE_JNE(a, b, label) \
 	do {                        \
 		if ((a) != (b))     \
 			goto label; \
@@ -295,7 +295,7 @@ hpm_free_inline(void *ptr)
 	if (unlikely((s & 1) == 0 || cls >= HPM_INLINE_RUN0))
 		goto call;
 	st = hpm_inline_stack_of(c, cls);
-	hpm_inline_jne(st, t->free_hint, hint_miss);
+	HPM_INLINE_JNE(st, t->free_hint, hint_miss);
 	st = (struct hpm_inline_stack *)t->free_hint;
 push:
 	len = st->len;

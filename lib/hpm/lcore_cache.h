@@ -265,6 +265,24 @@ hpm_cache_stack(const struct hpm_lcore_cache *c, unsigned int cls)
 	return (struct hpm_cache_stack *)(uintptr_t)&c->run[cls - HPM_CACHE_RUN0].h;
 }
 
+/*
+ * The stack a free pushes on: the thread's hint when it is cc, the class's
+ * stack, else cc, which becomes the hint. Taken through a branch
+ * (HPM_INLINE_JNE()), so that the push's address and the next pop need not
+ * wait for the class, three dependent loads away (design.rst, the hit path).
+ */
+static __rte_always_inline struct hpm_cache_stack *
+hpm_cache_stack_hinted(hpm_binding_ref *t, struct hpm_cache_stack *cc)
+{
+	struct hpm_cache_stack *hint = t->free_hint;
+
+	HPM_INLINE_JNE(cc, hint, miss);
+	return hint;
+miss:
+	((hpm_binding_mut *)(uintptr_t)t)->free_hint = cc;
+	return cc;
+}
+
 /** Most blocks a stack of class cls holds. */
 static inline uint32_t
 hpm_cache_class_cap(unsigned int cls)

@@ -460,11 +460,7 @@ free_fast(void *ptr)
 	cls = hpm_cache_class_free(u, ptr, &state);
 	if (unlikely(cls < 0))
 		return free_slow(ptr);
-	/* the thread's hint when the class agrees: the push need not wait for the class */
-	cc = hpm_cache_stack(c, cls);
-	hpm_inline_jne(cc, t->free_hint, hint_miss);
-	cc = t->free_hint;
-push:
+	cc = hpm_cache_stack_hinted(t, hpm_cache_stack(c, cls));
 	HPM_CACHE_LAUNDER(cc);
 	len = cc->len;
 	/* full, or a drain asked (limit 0) */
@@ -476,10 +472,6 @@ push:
 	hpm_cache_obj_set(&hpm_cache_objs(cc)[len], ptr, state);
 	rte_compiler_barrier();
 	hpm_cache_set_len(cc, len + 1);
-	return;
-hint_miss:
-	((hpm_binding_mut *)(uintptr_t)t)->free_hint = cc;
-	goto push;
 }
 
 void
@@ -812,11 +804,7 @@ free_run(hpm_binding_ref *t, void *const *objs, unsigned int n)
 	if (u == NULL || u->socket != t->socket ||
 		(cls = hpm_cache_class_fast(u, objs[0], &state)) < 0)
 		return 0;
-	/* the hint, as free_fast() takes it: the pushes need not wait for the class */
-	cc = hpm_cache_stack(c, cls);
-	hpm_inline_jne(cc, t->free_hint, hint_miss);
-	cc = t->free_hint;
-push:
+	cc = hpm_cache_stack_hinted(t, hpm_cache_stack(c, cls));
 	limit = hpm_cache_limit(cc); /* 0 while a drain is asked */
 	if (cc->len >= limit)
 		return 0;
@@ -839,9 +827,6 @@ push:
 			     : run_push_all(&rc, objs, &hpm_cache_objs(cc)[cc->len], room);
 	hpm_cache_set_len(cc, cc->len + pushed);
 	return pushed;
-hint_miss:
-	((hpm_binding_mut *)(uintptr_t)t)->free_hint = cc;
-	goto push;
 }
 
 HPM_HIT_PATH void
