@@ -51,7 +51,8 @@ static const struct kind kinds[] = {
 	{"heap 1000 B", 1000, 0, 2 * (MIB(2) / 1024)},
 	{"4K granule 4096/4096", KIB(4), KIB(4), 2 * 512},
 	{"4K granules 12K/8K", KIB(12), KIB(8), 2 * 128},
-	{"64K granule 64K/64K", KIB(64), KIB(64), 2 * 32},
+	{"4K granule run 64K/64K", KIB(64), KIB(64), 2 * 32},
+	{"64K granules 384K/64K", KIB(384), KIB(64), 2 * 5},
 	{"large 2M/2M", MIB(2), MIB(2), 16},
 	{"large 5M", MIB(5), 0, 8},
 };

@@ -836,11 +836,12 @@ model_class(size_t size, size_t align, bool small_heap)
 		return hpm_cache_wide_class(RTE_ALIGN_CEIL(size + 16, HPM_CACHE_BLOCK_STEP));
 	if (size - 1 < 4096 && align <= 4096 && hpm_route(size, align, small_heap) == HPM_ROUTE_G4K)
 		return HPM_CACHE_C4K;
-	if (size == 65536 && align <= 65536 && hpm_route(size, align, small_heap) == HPM_ROUTE_G64K)
+	/* 64 KiB at up to 64 KiB: 16 granules at 64 KiB, a class of its own */
+	if (size == 65536 && align <= 65536 && hpm_route(size, align, small_heap) == HPM_ROUTE_G4K)
 		return HPM_CACHE_C64K;
-	/* granule runs up to 256 KiB at up to 64 KiB, but multiples of 64 KiB (64 KiB granules) */
+	/* granule runs up to 256 KiB at up to 64 KiB */
 	if (hpm_route(size, align, small_heap) == HPM_ROUTE_G4K && size <= 256 * 1024 &&
-		align <= 65536 && size % 65536 != 0) {
+		align <= 65536) {
 		unsigned int cls;
 
 		/* the shortest run class long enough, its start aligned enough */
@@ -886,7 +887,7 @@ classes_match_routes(bool small_heap)
 		for (size = 1; size <= 260 * 1024; size++) {
 			int got = hpm_cache_class(size, align);
 			enum hpm_route want = got == HPM_CACHE_C4K ? HPM_ROUTE_G4K
-				: got == HPM_CACHE_C64K            ? HPM_ROUTE_G64K
+				: got == HPM_CACHE_C64K            ? HPM_ROUTE_G4K
 				: got >= HPM_CACHE_RUN0            ? HPM_ROUTE_G4K
 				: got >= HPM_CACHE_SLAB0           ? HPM_ROUTE_SLAB
 								   : HPM_ROUTE_HEAP;
@@ -1339,16 +1340,23 @@ budget_whole(const struct hpm_lcore_cache *c)
 	return whole;
 }
 
-/* Cache c owns a page of 64 KiB granules (it takes singles from it alone). */
+/*
+ * Blocks of a size-class page class that the churn (4 KiB granules) does not
+ * use, under HPM_SLAB_SHARED_BYTES: a cache takes them from a page of its own.
+ */
+#define ACTIVE_PAGE_SIZE 3000u
+
+/* Cache c owns a page of ACTIVE_PAGE_SIZE blocks (it takes blocks from it alone). */
 static bool
-owns_64k(const struct hpm_lcore_cache *c)
+owns_page(const struct hpm_lcore_cache *c)
 {
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+	int cls = hpm_slab_class(ACTIVE_PAGE_SIZE, 64);
 	bool owns;
 
-	if (!hpm_arena_lock(a))
+	if (cls < 0 || !hpm_arena_lock(a))
 		return false;
-	owns = a->gran.cls[HPM_GRAN_64K].own[c->lcore] != NULL;
+	owns = a->slab.cls[cls].own[c->lcore] != NULL;
 	hpm_arena_unlock(a);
 	return owns;
 }
@@ -1374,13 +1382,18 @@ cache_activity(void)
 		return;
 	active_events(c, &full);
 	for (i = 0; i < ACTIVE_MAIN_BLOCKS; i++)
+		blocks[i] = hpm_malloc("active", ACTIVE_PAGE_SIZE, 0);
+	for (i = 0; i < ACTIVE_MAIN_BLOCKS; i++)
+		hpm_free(blocks[i]);
+	CHECK(owns_page(c),
+		"activity: the main lcore took its %u-byte blocks from no page of its own",
+		ACTIVE_PAGE_SIZE);
+	for (i = 0; i < ACTIVE_MAIN_BLOCKS; i++)
 		blocks[i] = hpm_malloc("active", 65536, 65536);
 	for (i = 0; i < ACTIVE_MAIN_BLOCKS; i++)
 		hpm_free(blocks[i]);
 	held = budget_held();
 	printf("activity: budget %zu, %zu bytes cached while alone\n", full, held);
-	CHECK(owns_64k(c),
-		"activity: the main lcore took its 64 KiB granules from no page of its own");
 	CHECK(held >= ACTIVE_MAIN_BLOCKS / 2 * (size_t)65536,
 		"activity: %zu bytes cached of %u x 64 KiB freed", held, ACTIVE_MAIN_BLOCKS);
 	__atomic_store_n(&active_stop, 0, __ATOMIC_RELEASE);
@@ -1432,10 +1445,11 @@ cache_activity(void)
 		"activity: the quiet main lcore caches %zu bytes of the runs it freed, on a budget "
 		"of %zu",
 		held, idle);
-	/* its page of 64 KiB granules is anyone's again: it took none since */
-	CHECK(!owns_64k(c),
+	/* its page of those blocks is anyone's again: it took none since */
+	CHECK(!owns_page(c),
 		"activity: the main lcore, less busy than its share, still owns a "
-		"page of 64 KiB granules");
+		"page of %u-byte blocks",
+		ACTIVE_PAGE_SIZE);
 	__atomic_store_n(&active_stop, 1, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(worker_lcore);
 	/* the main lcore alone, two windows: its budget whole again */

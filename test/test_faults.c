@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Reservation failures. A scripted workload over every route (heap, 4 KiB and
- * 64 KiB granules single and in runs, 2M-aligned granules, large blocks; with
+ * Reservation failures. A scripted workload over every route (heap, 4 KiB
+ * granules single and in runs, 64 KiB blocks among them, runs of 64 KiB
+ * granules, 2M-aligned granules, large blocks; with
  * malloc, zmalloc, calloc, realloc, bulk, and contig on EAL) runs once to
  * count the segment source's reservations (chunks and metadata), then once
  * per reservation N with the Nth failing (hpm_source_fail_after): every call
@@ -162,19 +163,29 @@ wrap_source(void)
 
 /*
  * Metadata in use, less the page map's leaves (installed once, kept until
- * hpm_fini()) and the descriptors of released chunks (kept for the next
- * chunks, chunk.c).
+ * hpm_fini()), the descriptors of released chunks (kept for the next
+ * chunks, chunk.c) and the granule classes' bins by segment (made with a
+ * class's first page there, kept until hpm_fini(): a run that a fault made
+ * take another way may leave a class without its first page).
  */
 static size_t
 meta_used(void)
 {
-	size_t leaves = 0, spares = 0, i;
+	size_t leaves = 0, spares = 0, bins = 0, i, cls, seg;
 
 	for (i = 0; i < RTE_DIM(hpm_state->pagemap.root); i++)
 		leaves += hpm_state->pagemap.root[i] != NULL;
-	for (i = 0; i < hpm_state->nsockets; i++)
-		spares += hpm_state->arenas[hpm_state->socket_ids[i]].cs.spare_bytes;
-	return hpm_state->meta.used_bytes - spares -
+	for (i = 0; i < hpm_state->nsockets; i++) {
+		const struct hpm_arena *a = &hpm_state->arenas[hpm_state->socket_ids[i]];
+
+		spares += a->cs.spare_bytes;
+		for (cls = 0; cls < HPM_GRAN_NCLASS; cls++)
+			for (seg = 0; seg < HPM_GRAN_NBSEG; seg++)
+				if (a->gran.cls[cls].segs[seg] != NULL)
+					bins += hpm_meta_bytes(a->gran.cls[cls].segs[seg],
+						sizeof(struct hpm_gran_bseg));
+	}
+	return hpm_state->meta.used_bytes - spares - bins -
 		leaves * (sizeof(struct hpm_unit *) << HPM_PM_LEAF_BITS);
 }
 
@@ -366,8 +377,9 @@ build_workload(void)
 		s_heap = add(OP_MALLOC, KIB(200) + 8, 1, 0, 0, "heap 200 KiB");
 		add(OP_MALLOC, KIB(4), 1, KIB(4), 0, "4K granule");
 		add(OP_ZMALLOC, KIB(12), 1, KIB(4), 0, "4K run 12 KiB");
-		add(OP_MALLOC, KIB(64), 1, KIB(64), 0, "64K granule");
-		add(OP_CALLOC, KIB(64), 3, KIB(64), 0, "64K run 3 x 64 KiB");
+		add(OP_MALLOC, KIB(64), 1, KIB(64), 0, "4K run 64K/64K");
+		add(OP_CALLOC, KIB(64), 3, KIB(64), 0, "4K run 3 x 64 KiB");
+		add(OP_CALLOC, KIB(64), 6, KIB(64), 0, "64K run 6 x 64 KiB");
 		s_g4 = add(OP_MALLOC, KIB(300), 1, 0, 0, "4K run 300 KiB");
 		add(OP_MALLOC, 64, 1, MIB(2), 0, "4K granule 2M-aligned");
 		s_large = add(OP_MALLOC, MIB(3), 1, 0, 0, "large 3 MiB");
@@ -854,6 +866,8 @@ hugepages_exhausted(void)
 	p = hpm_zmalloc("exhaust", KIB(4), KIB(4));
 	check_exhausted(n, "4K/4K zmalloc", p == NULL);
 	p = hpm_calloc("exhaust", 2, KIB(64), KIB(64));
+	check_exhausted(n, "4K run 128K/64K calloc", p == NULL);
+	p = hpm_calloc("exhaust", 6, KIB(64), KIB(64));
 	check_exhausted(n, "64K run calloc", p == NULL);
 	big = hpm_realloc(blocks[0], MIB(6), 0);
 	check_exhausted(n, "realloc 2 -> 6 MiB", big == NULL);

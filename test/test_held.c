@@ -307,10 +307,11 @@ drain(void *const *b, unsigned int n)
 }
 
 /*
- * Pages of 64 KiB granules take a chunk's edge units (the headed unit's
- * first granule left, the tailed unit's last) before the heap grows: a fresh
- * heap without caches holds as many 64K/64K blocks as its units have
- * granules, less two a chunk, in the chunks it has.
+ * 64K/64K blocks (runs of 16 granules in pages of 4 KiB granules) take a
+ * chunk's edge units (less the headed unit's first granule, the tailed
+ * unit's last: a run of 16 each) before the heap grows: a fresh heap without
+ * caches holds as many 64K/64K blocks as its units have 64 KiB, less two a
+ * chunk, in the chunks it has.
  */
 static void
 headed_64k(void)

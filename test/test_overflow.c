@@ -91,8 +91,9 @@ static const struct route routes[] = {
 	{"4K granule (4K/4K)", 4096, 4096, false},
 	{"4K granule run (12 KiB)", 12288, 0, false},
 	{"4K granule run (5000 B at 4K)", 5000, 4096, false},
-	{"64K granule (64K/64K)", 65536, 65536, false},
-	{"64K granule run (192 KiB)", 196608, 0, false},
+	{"4K granule run (64K/64K)", 65536, 65536, false},
+	{"4K granule run (192 KiB)", 196608, 0, false},
+	{"64K granule run (384 KiB)", 393216, 0, false},
 	{"large (2 MiB)", 2 * MIB, 0, false},
 	{"large (3 MiB + 100 B)", 3 * MIB + 100, 0, false},
 };
@@ -176,8 +177,8 @@ store_takes(int cls)
 {
 	struct hpm_lcore_cache *c = my_cache();
 
-	return c != NULL && cls >= 0 && hpm_cache_stack(c, cls)->batch <= HPM_XFER_CAP &&
-		hpm_cache_stack(c, cls)->batch * hpm_cache_class_bytes(cls) <= HPM_XFER_BYTES;
+	return c != NULL && cls >= 0 &&
+		hpm_cache_stack(c, cls)->batch <= hpm_cache_xfer_max((unsigned int)cls);
 }
 
 /* p is on top of the calling thread's cache of class cls. */

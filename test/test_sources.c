@@ -78,8 +78,9 @@ static const struct route routes[] = {
 	{"heap 200 KiB", KIB(200), 0},
 	{"4K granule 4K/4K", KIB(4), KIB(4)},
 	{"4K granules 300 KiB", KIB(300), 0},
-	{"64K granule 64K/64K", KIB(64), KIB(64)},
-	{"64K granules 192K/64K", KIB(192), KIB(64)},
+	{"4K granule run 64K/64K", KIB(64), KIB(64)},
+	{"4K granule run 192K/64K", KIB(192), KIB(64)},
+	{"64K granules 384K/64K", KIB(384), KIB(64)},
 	{"large 2 MiB", MIB(2), 0},
 	{"large 5 MiB", MIB(5), 0},
 };

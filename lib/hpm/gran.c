@@ -153,7 +153,8 @@ page_next(const struct hpm_gran_set *gs, const struct hpm_gran_class *gc, unsign
  * its first, a tailed one (the source's header just past it) its last. 4
  * KiB granules take one first; 64 KiB granules (a 64 KiB granule less) only
  * when no other unit is free, rather than grow the heap while a chunk's
- * edge unit sits idle (2000 x 64K/64K: 160 -> 144 MiB of chunks).
+ * edge unit sits idle (when single 64 KiB granules were theirs, 2000 x
+ * 64K/64K: 160 -> 144 MiB of chunks).
  */
 static struct hpm_gran *
 page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align)
@@ -402,6 +403,22 @@ hpm_gran_release_spares(struct hpm_gran_set *gs)
 	}
 }
 
+/* Page g becomes the one the cache of lcore takes from; its page before is anyone's. */
+static void
+page_own(struct hpm_gran_class *gc, struct hpm_gran *g, unsigned int lcore)
+{
+	if (gc->own[lcore] != NULL)
+		gc->own[lcore]->owner = 0;
+	else
+		gc->nowned++;
+	if (g->owner != 0) {
+		gc->own[g->owner - 1] = NULL;
+		gc->nowned--;
+	}
+	g->owner = lcore + 1;
+	gc->own[lcore] = g;
+}
+
 /*
  * The page the cache of lcore takes single granules from: its own while it
  * has free ones, else the fullest page no other lcore owns, else a new page,
@@ -429,16 +446,7 @@ singles_page(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore)
 	if (g == NULL)
 		return NULL;
 claim:
-	if (gc->own[lcore] != NULL)
-		gc->own[lcore]->owner = 0;
-	else
-		gc->nowned++;
-	if (g->owner != 0) {
-		gc->own[g->owner - 1] = NULL;
-		gc->nowned--;
-	}
-	g->owner = lcore + 1;
-	gc->own[lcore] = g;
+	page_own(gc, g, lcore);
 	return g;
 }
 
@@ -481,6 +489,77 @@ hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lc
 		update_lowfree(g, g->lowfree);
 		used_changed(g, 0, g->ngran);
 		relist(gc, g);
+	}
+	return taken;
+}
+
+/* g has a free run of len granules at len. */
+static bool
+has_aligned_run(const struct hpm_gran *g, unsigned int len)
+{
+	return g->maxrun >= len && hpm_bitrun_find(g->used, g->ngran, g->lowfree, len, len, 0) >= 0;
+}
+
+/*
+ * The page the cache of lcore takes runs of len 4 KiB granules at len from:
+ * its own (the one it takes single granules from too) while it has one,
+ * else one that no other lcore owns, as run_find() picks them (the lowest
+ * of the lowest bin, a bounded look per bin: long free runs are left for
+ * long runs), else a new page, else any page with one.
+ */
+static struct hpm_gran *
+aligned_runs_page(struct hpm_gran_set *gs, unsigned int lcore, unsigned int len)
+{
+	struct hpm_gran_class *gc = &gs->cls[HPM_GRAN_4K];
+	unsigned int level = bin_of(len), bin, probes;
+	struct hpm_gran *g = gc->own[lcore];
+
+	if (g != NULL && has_aligned_run(g, len))
+		return g;
+	for (bin = level; bin < HPM_GRAN_NBIN; bin++) {
+		if (gc->inbin[bin] == 0)
+			continue;
+		for (g = page_find(gs, gc, bin, 0, true), probes = 0; g != NULL && probes < 16;
+			g = page_find(gs, gc, bin, g->unit->ord + 1, true), probes++)
+			if (g->owner == 0 && has_aligned_run(g, len))
+				goto claim;
+	}
+	g = page_new(gs, HPM_GRAN_4K, len, len);
+	/* memory is short: sharing a line is better than failing */
+	for (probes = 0; g == NULL || !has_aligned_run(g, len); probes++) {
+		g = page_next(gs, gc, level, g != NULL ? g->unit->ord + 1 : 0);
+		if (g == NULL || probes == 16)
+			return NULL;
+	}
+claim:
+	page_own(gc, g, lcore);
+	return g;
+}
+
+unsigned int
+hpm_gran_take_aligned_runs(struct hpm_gran_set *gs, unsigned int lcore, unsigned int len,
+	void **objs, uint8_t **states, unsigned int n)
+{
+	struct hpm_gran_class *gc = &gs->cls[HPM_GRAN_4K];
+	unsigned int taken = 0;
+	bool dirty;
+	int pos;
+
+	HPM_ASSERT(lcore < HPM_GRAN_OWNERS); /* only caches take them */
+	while (taken < n) {
+		struct hpm_gran *g = aligned_runs_page(gs, lcore, len);
+
+		if (g == NULL)
+			break;
+		if (hpm_gran_page_empty(g))
+			gc->nempty--;
+		pos = hpm_gran_page_take(g, len, len, &dirty);
+		relist(gc, g);
+		if (pos < 0)
+			break;
+		g->state[pos] = HPM_BLK_CACHED;
+		objs[taken] = g->unit->va + ((size_t)pos << g->shift);
+		states[taken++] = &g->state[pos];
 	}
 	return taken;
 }

@@ -29,7 +29,7 @@
  */
 enum hpm_gran_class_id {
 	HPM_GRAN_4K = 0, /**< runs (and single granules) of 4 KiB granules */
-	HPM_GRAN_64K,    /**< runs (and single granules) of 64 KiB granules */
+	HPM_GRAN_64K,    /**< runs of 64 KiB granules: multiples of 64 KiB above 256 KiB */
 	HPM_GRAN_NCLASS,
 };
 
@@ -180,6 +180,16 @@ void *hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, 
  */
 unsigned int hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore,
 	void **objs, uint8_t **states, unsigned int n);
+
+/**
+ * Take up to n runs of len 4 KiB granules aligned to len granules for the
+ * cache of lcore into objs, their state bytes (HPM_BLK_CACHED) into states;
+ * the number taken. As hpm_gran_take_singles(), from a page of the lcore's
+ * own while it can (its page of singles): the hit paths of two lcores write
+ * no line of state bytes together. Arena lock held.
+ */
+unsigned int hpm_gran_take_aligned_runs(struct hpm_gran_set *gs, unsigned int lcore,
+	unsigned int len, void **objs, uint8_t **states, unsigned int n);
 
 /**
  * Take up to n runs of len 4 KiB granules aligned to align granules for a

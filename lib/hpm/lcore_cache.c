@@ -689,7 +689,8 @@ fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hp
 	if (cls == HPM_CACHE_C4K) {
 		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_4K, lcore, ptrs, states, n);
 	} else if (cls == HPM_CACHE_C64K) {
-		got = hpm_gran_take_singles(&a->gran, HPM_GRAN_64K, lcore, ptrs, states, n);
+		/* runs of 16 granules at 64 KiB, among the other runs (route.h) */
+		got = hpm_gran_take_aligned_runs(&a->gran, lcore, 16, ptrs, states, n);
 	} else if (cls >= HPM_CACHE_RUN0) {
 		got = hpm_gran_take_runs(&a->gran, hpm_cache_run_granules(cls),
 			hpm_cache_run_align(cls) >> 12, ptrs, states, n);
@@ -712,9 +713,8 @@ fill_locked(struct hpm_arena *a, unsigned int lcore, unsigned int cls, struct hp
 
 static void free_objs_locked(struct hpm_arena *a, const struct hpm_cache_obj *objs, unsigned int n);
 
-/* Blocks of class cls a transfer store may hold (runs: as much as a cache's stack). */
-static uint32_t
-xfer_max(unsigned int cls)
+uint32_t
+hpm_cache_xfer_max(unsigned int cls)
 {
 	uint32_t bytes = cls >= HPM_CACHE_RUN0 ? RUN_LIMIT_BYTES : HPM_XFER_BYTES;
 
@@ -731,7 +731,7 @@ xfer_put(int socket, unsigned int cls, const struct hpm_cache_obj *objs, unsigne
 
 	if (x == NULL || !hpm_lock(&(xc = &x->cls[cls])->lock))
 		return false;
-	if (xc->len + n <= xfer_max(cls)) {
+	if (xc->len + n <= hpm_cache_xfer_max(cls)) {
 		memcpy(&xc->objs[xc->len], objs, n * sizeof(*objs));
 		__atomic_store_n(&xc->len, xc->len + n, __ATOMIC_RELAXED);
 		xc->puts++;

@@ -14,7 +14,8 @@
  * 1072, so every request up to 1 KiB with default alignment) in steps of one
  * cache line, 6 more up to 4160 bytes (usable 4144: a 2 KiB packet buffer, a
  * page and its header) in steps of about a quarter, one for single 4 KiB
- * granules and one for single 64 KiB granules, then one per class of the
+ * granules and one for 64 KiB blocks at 64 KiB (runs of 16 granules, in the
+ * same pages: route.h), then one per class of the
  * size-class pages (slab.h): what the heap's classes do not serve up to
  * 32 KiB, aligned requests included; then runs of 4 KiB granules (gran.h)
  * of 1 to 64 granules (each up to 8, then four steps an octave), aligned
@@ -204,6 +205,13 @@ static_assert(HPM_CACHE_SLOTS <= HPM_GRAN_OWNERS, "every cache slot may own gran
  */
 #define HPM_XFER_CAP 64
 #define HPM_XFER_BYTES (UINT32_C(512) << 10)
+
+/**
+ * Blocks of class cls a transfer store may hold: HPM_XFER_CAP and
+ * HPM_XFER_BYTES, runs of granules as much as a cache's stack (none longer
+ * than 128 KiB).
+ */
+uint32_t hpm_cache_xfer_max(unsigned int cls);
 
 /**
  * A cache's owner while a survivor gives a dead owner's blocks back: the
@@ -569,15 +577,14 @@ static const uint8_t hpm_cache_run_fit[65] = {0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 8, 9
 /*
  * The class of a request the route table sends to runs of 4 KiB granules
  * (a 4 KiB or larger alignment, a multiple of 4 KiB, more than 32 KiB), or
- * -1: longer than 256 KiB, aligned to more than 64 KiB, or a multiple of
- * 64 KiB (64 KiB granules).
+ * -1: 0 bytes, longer than 256 KiB, or aligned to more than 64 KiB.
  */
 static __rte_always_inline int
 hpm_cache_class_run(size_t size, size_t align)
 {
 	unsigned int fit;
 
-	if (size > HPM_CACHE_RUN_MAX || align > HPM_CACHE_RUN_ALIGN || (size & 65535) == 0)
+	if (size - 1 >= HPM_CACHE_RUN_MAX || align > HPM_CACHE_RUN_ALIGN)
 		return -1;
 	fit = hpm_cache_run_fit[(size + 4095) >> 12];
 	if (align > 4096)

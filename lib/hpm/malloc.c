@@ -65,9 +65,9 @@ hpm_small_heap(void)
 }
 
 /*
- * A single granule carries its cache class in its state byte, as if a cache
- * had handed it out: it shares its page with runs, whose role names no
- * class, and a free on an lcore with a cache may keep it.
+ * A single granule, or a 64 KiB run at 64 KiB, carries its cache class in its
+ * state byte, as if a cache had handed it out: it shares its page with runs,
+ * whose role names no class, and a free on an lcore with a cache may keep it.
  */
 static void
 mark_single(void *p, unsigned int cls)
@@ -96,12 +96,13 @@ alloc_locked(struct hpm_arena *a, size_t size, size_t align, bool contig, struct
 			RTE_MAX(align >> 12, (size_t)1), bi);
 		if (p != NULL && bi->bytes == HPM_KIB(4))
 			mark_single(p, HPM_CACHE_C4K);
+		/* 64 KiB at 64 KiB: what the class of 64 KiB blocks holds (route.h) */
+		else if (p != NULL && bi->bytes == HPM_KIB(64) && ((uintptr_t)p & 65535) == 0)
+			mark_single(p, HPM_CACHE_C64K);
 		break;
 	case HPM_ROUTE_G64K:
 		p = hpm_gran_alloc(&a->gran, HPM_GRAN_64K, size >> 16,
 			RTE_MAX(align >> 16, (size_t)1), bi);
-		if (p != NULL && bi->bytes == HPM_KIB(64))
-			mark_single(p, HPM_CACHE_C64K);
 		break;
 	case HPM_ROUTE_LARGE:
 		p = hpm_large_alloc(&a->cs, RTE_ALIGN_CEIL(size, HPM_UNIT_SIZE) >> HPM_UNIT_SHIFT,
