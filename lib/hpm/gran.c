@@ -548,15 +548,17 @@ hpm_gran_take_aligned_runs(struct hpm_gran_set *gs, unsigned int lcore, unsigned
 	HPM_ASSERT(lcore < HPM_GRAN_OWNERS); /* only caches take them */
 	while (taken < n) {
 		struct hpm_gran *g = aligned_runs_page(gs, lcore, len);
+		bool was_empty;
 
 		if (g == NULL)
 			break;
-		if (hpm_gran_page_empty(g))
-			gc->nempty--;
+		was_empty = hpm_gran_page_empty(g);
 		pos = hpm_gran_page_take(g, len, len, &dirty);
-		relist(gc, g);
 		if (pos < 0)
 			break;
+		if (was_empty)
+			gc->nempty--;
+		relist(gc, g);
 		g->state[pos] = HPM_BLK_CACHED;
 		objs[taken] = g->unit->va + ((size_t)pos << g->shift);
 		states[taken++] = &g->state[pos];

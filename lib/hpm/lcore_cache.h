@@ -15,9 +15,9 @@
  * cache line, 6 more up to 4160 bytes (usable 4144: a 2 KiB packet buffer, a
  * page and its header) in steps of about a quarter, one for single 4 KiB
  * granules and one for 64 KiB blocks at 64 KiB (runs of 16 granules, in the
- * same pages: route.h), then one per class of the
- * size-class pages (slab.h): what the heap's classes do not serve up to
- * 32 KiB, aligned requests included; then runs of 4 KiB granules (gran.h)
+ * same pages: route.h), then one per class of the size-class pages (slab.h):
+ * what the heap's classes do not serve up to 32 KiB, aligned requests
+ * included; then runs of 4 KiB granules (gran.h)
  * of 1 to 64 granules (each up to 8, then four steps an octave), aligned
  * to 4, 8, 16, 32 or 64 KiB: what takes granule runs up to 256 KiB, at up to 64 KiB alignment.
  * A run's state byte holds its length's class alone (the 4 KiB-aligned
