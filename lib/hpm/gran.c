@@ -403,20 +403,20 @@ hpm_gran_release_spares(struct hpm_gran_set *gs)
 	}
 }
 
-/* Page g becomes the one the cache of lcore takes from; its page before is anyone's. */
+/* Page g becomes owner slot's (gran.h); the slot's page before is anyone's. */
 static void
-page_own(struct hpm_gran_class *gc, struct hpm_gran *g, unsigned int lcore)
+page_own(struct hpm_gran_class *gc, struct hpm_gran *g, unsigned int slot)
 {
-	if (gc->own[lcore] != NULL)
-		gc->own[lcore]->owner = 0;
+	if (gc->own[slot] != NULL)
+		gc->own[slot]->owner = 0;
 	else
 		gc->nowned++;
 	if (g->owner != 0) {
 		gc->own[g->owner - 1] = NULL;
 		gc->nowned--;
 	}
-	g->owner = lcore + 1;
-	gc->own[lcore] = g;
+	g->owner = (uint16_t)(slot + 1);
+	gc->own[slot] = g;
 }
 
 /*
@@ -431,7 +431,7 @@ singles_page(struct hpm_gran_set *gs, unsigned int cls, unsigned int lcore)
 	unsigned int probes = 0;
 	struct hpm_gran *g;
 
-	HPM_ASSERT(lcore < HPM_GRAN_OWNERS); /* only caches take singles */
+	HPM_ASSERT(lcore < HPM_GRAN_CACHE_OWNERS); /* only caches take singles */
 	g = gc->own[lcore];
 	if (g != NULL && g->nfree > 0)
 		return g;
@@ -502,17 +502,17 @@ has_aligned_run(const struct hpm_gran *g, unsigned int len)
 
 /*
  * The page the cache of lcore takes runs of len 4 KiB granules at len from:
- * its own (the one it takes single granules from too) while it has one,
- * else one that no other lcore owns, as run_find() picks them (the lowest
- * of the lowest bin, a bounded look per bin: long free runs are left for
- * long runs), else a new page, else any page with one.
+ * its own (owner slot HPM_GRAN_CACHE_OWNERS + lcore) while it has one, else
+ * one that no cache owns, as run_find() picks them (the lowest of the
+ * lowest bin, a bounded look per bin: long free runs are left for long
+ * runs), else a new page, else any page with one.
  */
 static struct hpm_gran *
 aligned_runs_page(struct hpm_gran_set *gs, unsigned int lcore, unsigned int len)
 {
 	struct hpm_gran_class *gc = &gs->cls[HPM_GRAN_4K];
-	unsigned int level = bin_of(len), bin, probes;
-	struct hpm_gran *g = gc->own[lcore];
+	unsigned int level = bin_of(len), bin, probes, slot = HPM_GRAN_CACHE_OWNERS + lcore;
+	struct hpm_gran *g = gc->own[slot];
 
 	if (g != NULL && has_aligned_run(g, len))
 		return g;
@@ -532,7 +532,7 @@ aligned_runs_page(struct hpm_gran_set *gs, unsigned int lcore, unsigned int len)
 			return NULL;
 	}
 claim:
-	page_own(gc, g, lcore);
+	page_own(gc, g, slot);
 	return g;
 }
 
@@ -545,7 +545,7 @@ hpm_gran_take_aligned_runs(struct hpm_gran_set *gs, unsigned int lcore, unsigned
 	bool dirty;
 	int pos;
 
-	HPM_ASSERT(lcore < HPM_GRAN_OWNERS); /* only caches take them */
+	HPM_ASSERT(lcore < HPM_GRAN_CACHE_OWNERS); /* only caches take them */
 	while (taken < n) {
 		struct hpm_gran *g = aligned_runs_page(gs, lcore, len);
 		bool was_empty;
@@ -589,17 +589,19 @@ hpm_gran_take_runs(struct hpm_gran_set *gs, unsigned int len, unsigned int align
 void
 hpm_gran_disown(struct hpm_gran_set *gs, unsigned int lcore)
 {
-	unsigned int cls;
+	unsigned int cls, k;
 
-	HPM_ASSERT(lcore < HPM_GRAN_OWNERS);
+	HPM_ASSERT(lcore < HPM_GRAN_CACHE_OWNERS);
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		struct hpm_gran_class *gc = &gs->cls[cls];
 
-		if (gc->own[lcore] != NULL) {
-			gc->own[lcore]->owner = 0;
-			gc->own[lcore] = NULL;
-			gc->nowned--;
-		}
+		/* its page of singles, then of 64 KiB runs */
+		for (k = lcore; k < HPM_GRAN_OWNERS; k += HPM_GRAN_CACHE_OWNERS)
+			if (gc->own[k] != NULL) {
+				gc->own[k]->owner = 0;
+				gc->own[k] = NULL;
+				gc->nowned--;
+			}
 	}
 }
 

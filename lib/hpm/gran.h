@@ -86,7 +86,14 @@ struct hpm_gran {
  * Caches that may own a page of single granules, by slot: the lcores', then
  * the plain threads' (lcore_cache.h).
  */
-#define HPM_GRAN_OWNERS (RTE_MAX_LCORE + 128)
+#define HPM_GRAN_CACHE_OWNERS (RTE_MAX_LCORE + 128)
+/**
+ * Owner slots of a class: a cache's page of singles at its slot, its page of
+ * 64 KiB runs (hpm_gran_take_aligned_runs()) at HPM_GRAN_CACHE_OWNERS + its
+ * slot. Two pages: had its runs moved it to a page of their own while other
+ * caches took the singles left in its page, two lcores' singles shared lines.
+ */
+#define HPM_GRAN_OWNERS (2 * HPM_GRAN_CACHE_OWNERS)
 
 /**
  * Pages of one granule size in an arena. A level is a bitmap over the pages'

@@ -191,7 +191,7 @@ hpm_cache_objs(const struct hpm_cache_stack *cc)
 /** Slots for threads without an lcore id, after the lcores' RTE_MAX_LCORE. */
 #define HPM_THREAD_CACHES HPM_CACHE_THREAD_SLOTS
 #define HPM_CACHE_SLOTS (HPM_CACHE_THREAD_SLOT0 + HPM_THREAD_CACHES)
-static_assert(HPM_CACHE_SLOTS <= HPM_GRAN_OWNERS, "every cache slot may own granule pages");
+static_assert(HPM_CACHE_SLOTS <= HPM_GRAN_CACHE_OWNERS, "every cache slot may own granule pages");
 
 /*
  * The transfer store of a socket (tcmalloc's transfer cache, a middle end):
