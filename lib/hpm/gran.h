@@ -192,8 +192,9 @@ unsigned int hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, un
  * Take up to n runs of len 4 KiB granules aligned to len granules for the
  * cache of lcore into objs, their state bytes (HPM_BLK_CACHED) into states;
  * the number taken. As hpm_gran_take_singles(), from a page of the lcore's
- * own while it can (its page of singles): the hit paths of two lcores write
- * no line of state bytes together. Arena lock held.
+ * own while it can (owner slot HPM_GRAN_CACHE_OWNERS + lcore, not its page
+ * of singles): the hit paths of two lcores write no line of state bytes
+ * together. Arena lock held.
  */
 unsigned int hpm_gran_take_aligned_runs(struct hpm_gran_set *gs, unsigned int lcore,
 	unsigned int len, void **objs, uint8_t **states, unsigned int n);
