@@ -280,19 +280,20 @@ update_lowfree(struct hpm_gran *g, unsigned int from)
  * 8-64 KiB alignment: held/live 1.43 -> 1.42; in 2 MiB growth steps, five
  * seeds, 1.436 -> 1.419).
  */
-int
-hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty)
+/* The run hpm_gran_page_take() would take in g, or -1: the search alone. */
+static int
+page_run_find(const struct hpm_gran *g, unsigned int n, unsigned int align)
 {
-	int found = n > g->maxrun ? -1
+	return n > g->maxrun ? -1
 		: n < align && align <= HPM_WORD_BITS
 		? hpm_bitrun_find_top(g->used, g->ngran, n, align)
 		: hpm_bitrun_find(g->used, g->ngran, g->lowfree, n, align, 0);
-	unsigned int pos;
+}
 
-	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
-	if (found < 0)
-		return -1;
-	pos = found;
+/* Take the free run of n granules at pos of g (page_run_find()'s). */
+static void
+page_take_at(struct hpm_gran *g, unsigned int pos, unsigned int n, bool *dirty)
+{
 	hpm_bitrun_set(g->used, pos, n);
 	hpm_bitrun_set(g->start, pos, 1);
 	g->state[pos] = HPM_BLK_USER;
@@ -302,6 +303,16 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 	if (pos == g->lowfree)
 		update_lowfree(g, pos + n);
 	used_changed(g, pos, n);
+}
+
+int
+hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool *dirty)
+{
+	int found = page_run_find(g, n, align);
+
+	HPM_ASSERT(n >= 1 && n <= g->ngran && align >= 1 && (align & (align - 1)) == 0);
+	if (found >= 0)
+		page_take_at(g, (unsigned int)found, n, dirty);
 	return found;
 }
 
@@ -313,40 +324,39 @@ hpm_gran_page_take(struct hpm_gran *g, unsigned int n, unsigned int align, bool 
 #define MISALIGNED_PROBES 4
 
 /*
- * A run of n granules aligned to align of class cls: its page, its index in
- * *pos. The page is the lowest of the lowest bin with room: pages of longer
- * free runs are left for longer runs (in the soak's mix, runs of 1 to 64
- * granules, a model of it held 5-6% fewer pages than with the lowest page
- * of any bin).
+ * The page of class cls to cut a run of n granules aligned to align from,
+ * its index in *pos; NULL if no page has one within the look. The page is
+ * the lowest of the lowest bin with room: pages of longer free runs are
+ * left for longer runs (in the soak's mix, runs of 1 to 64 granules, a
+ * model of it held 5-6% fewer pages than with the lowest page of any bin).
+ * With unowned, pages a cache owns are passed over (counted with the short
+ * ones): a cache's own page is for its hit path alone.
  */
 static struct hpm_gran *
-run_take(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align, bool *dirty,
-	int *pos)
+run_find(const struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align,
+	bool unowned, int *pos)
 {
-	struct hpm_gran_class *gc = &gs->cls[cls];
+	const struct hpm_gran_class *gc = &gs->cls[cls];
 	/* from sure_bin up, every page has room at any alignment */
 	unsigned int sure_bin = n + align - 2 == 0 ? 0 : bin_of(n + align - 2) + 1;
 	unsigned int misaligned = MISALIGNED_PROBES, bin;
-	bool was_empty = false;
-	struct hpm_gran *g = NULL;
+	struct hpm_gran *g;
 
-	*pos = -1;
-	for (bin = bin_of(n); bin < HPM_GRAN_NBIN && *pos < 0; bin++) {
+	for (bin = bin_of(n); bin < HPM_GRAN_NBIN; bin++) {
 		unsigned int shorts = SHORT_PROBES;
 
 		if (gc->inbin[bin] == 0)
 			continue;
 		for (g = page_find(gs, gc, bin, 0, true); g != NULL;
 			g = page_find(gs, gc, bin, g->unit->ord + 1, true)) {
-			if (g->maxrun < n) {
+			if (g->maxrun < n || (unowned && g->owner != 0)) {
 				if (--shorts == 0)
 					break;
 				continue;
 			}
-			was_empty = hpm_gran_page_empty(g);
-			*pos = hpm_gran_page_take(g, n, align, dirty);
+			*pos = page_run_find(g, n, align);
 			if (*pos >= 0)
-				break;
+				return g;
 			if (misaligned != 0 && --misaligned == 0) {
 				/* on from sure_bin (the loop's increment), if it is further */
 				if (sure_bin > bin + 1)
@@ -355,17 +365,28 @@ run_take(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 			}
 		}
 	}
-	if (*pos < 0) {
+	return NULL;
+}
+
+/* Take a run of n granules aligned to align of class cls: its page, its index in *pos. */
+static struct hpm_gran *
+run_take(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int align, bool *dirty,
+	int *pos)
+{
+	struct hpm_gran_class *gc = &gs->cls[cls];
+	struct hpm_gran *g = run_find(gs, cls, n, align, false, pos);
+
+	if (g == NULL) {
 		g = page_new(gs, cls, n, align);
 		if (g == NULL)
 			return NULL;
-		was_empty = true;
-		*pos = hpm_gran_page_take(g, n, align, dirty);
+		*pos = page_run_find(g, n, align);
 		if (*pos < 0)
 			return NULL;
 	}
-	if (was_empty)
+	if (hpm_gran_page_empty(g))
 		gc->nempty--;
+	page_take_at(g, (unsigned int)*pos, n, dirty);
 	relist(gc, g);
 	return g;
 }
@@ -493,46 +514,31 @@ hpm_gran_take_singles(struct hpm_gran_set *gs, unsigned int cls, unsigned int lc
 	return taken;
 }
 
-/* g has a free run of len granules at len. */
-static bool
-has_aligned_run(const struct hpm_gran *g, unsigned int len)
-{
-	return g->maxrun >= len && hpm_bitrun_find(g->used, g->ngran, g->lowfree, len, len, 0) >= 0;
-}
-
 /*
- * The page the cache of lcore takes runs of len 4 KiB granules at len from:
- * its own (owner slot HPM_GRAN_CACHE_OWNERS + lcore) while it has one, else
- * one that no cache owns, as run_find() picks them (the lowest of the
- * lowest bin, a bounded look per bin: long free runs are left for long
- * runs), else a new page, else any page with one.
+ * The page the cache of lcore takes runs of len 4 KiB granules at len from,
+ * the run's index in *pos: its own (owner slot HPM_GRAN_CACHE_OWNERS +
+ * lcore) while it has one, else one that no cache owns as run_find() picks
+ * it, else a new page, else any page with one (memory is short: sharing a
+ * line is better than failing).
  */
 static struct hpm_gran *
-aligned_runs_page(struct hpm_gran_set *gs, unsigned int lcore, unsigned int len)
+aligned_runs_page(struct hpm_gran_set *gs, unsigned int lcore, unsigned int len, int *pos)
 {
 	struct hpm_gran_class *gc = &gs->cls[HPM_GRAN_4K];
-	unsigned int level = bin_of(len), bin, probes, slot = HPM_GRAN_CACHE_OWNERS + lcore;
+	unsigned int slot = HPM_GRAN_CACHE_OWNERS + lcore;
 	struct hpm_gran *g = gc->own[slot];
 
-	if (g != NULL && has_aligned_run(g, len))
+	if (g != NULL && (*pos = page_run_find(g, len, len)) >= 0)
 		return g;
-	for (bin = level; bin < HPM_GRAN_NBIN; bin++) {
-		if (gc->inbin[bin] == 0)
-			continue;
-		for (g = page_find(gs, gc, bin, 0, true), probes = 0; g != NULL && probes < 16;
-			g = page_find(gs, gc, bin, g->unit->ord + 1, true), probes++)
-			if (g->owner == 0 && has_aligned_run(g, len))
-				goto claim;
+	g = run_find(gs, HPM_GRAN_4K, len, len, true, pos);
+	if (g == NULL) {
+		g = page_new(gs, HPM_GRAN_4K, len, len);
+		*pos = g != NULL ? page_run_find(g, len, len) : -1;
 	}
-	g = page_new(gs, HPM_GRAN_4K, len, len);
-	/* memory is short: sharing a line is better than failing */
-	for (probes = 0; g == NULL || !has_aligned_run(g, len); probes++) {
-		g = page_next(gs, gc, level, g != NULL ? g->unit->ord + 1 : 0);
-		if (g == NULL || probes == 16)
-			return NULL;
-	}
-claim:
-	page_own(gc, g, slot);
+	if (g == NULL || *pos < 0)
+		g = run_find(gs, HPM_GRAN_4K, len, len, false, pos);
+	if (g != NULL)
+		page_own(gc, g, slot);
 	return g;
 }
 
@@ -547,17 +553,13 @@ hpm_gran_take_aligned_runs(struct hpm_gran_set *gs, unsigned int lcore, unsigned
 
 	HPM_ASSERT(lcore < HPM_GRAN_CACHE_OWNERS); /* only caches take them */
 	while (taken < n) {
-		struct hpm_gran *g = aligned_runs_page(gs, lcore, len);
-		bool was_empty;
+		struct hpm_gran *g = aligned_runs_page(gs, lcore, len, &pos);
 
 		if (g == NULL)
 			break;
-		was_empty = hpm_gran_page_empty(g);
-		pos = hpm_gran_page_take(g, len, len, &dirty);
-		if (pos < 0)
-			break;
-		if (was_empty)
+		if (hpm_gran_page_empty(g))
 			gc->nempty--;
+		page_take_at(g, (unsigned int)pos, len, &dirty);
 		relist(gc, g);
 		g->state[pos] = HPM_BLK_CACHED;
 		objs[taken] = g->unit->va + ((size_t)pos << g->shift);
