@@ -26,6 +26,18 @@ hpm_arena_init(struct hpm_arena *a, int socket, int node, bool validate, struct 
 	hpm_slab_set_init(&a->slab, &a->cs);
 }
 
+bool
+hpm_arena_release_spares_locked(struct hpm_arena *a)
+{
+	bool any = a->gran.cls[HPM_GRAN_4K].nempty != 0 || a->gran.cls[HPM_GRAN_64K].nempty != 0 ||
+		a->heap.nempty != 0 || a->slab.nempty != 0 || a->slab.spare != NULL;
+
+	hpm_gran_release_spares(&a->gran);
+	hpm_heap_release_spares(&a->heap);
+	hpm_slab_release_spares(&a->slab);
+	return any;
+}
+
 void
 hpm_arena_torn(struct hpm_arena *a)
 {

@@ -48,6 +48,12 @@ struct hpm_arena {
 void hpm_arena_init(struct hpm_arena *a, int socket, int node, bool validate, struct hpm_meta *meta,
 	struct hpm_pagemap *pagemap, const struct hpm_config *cfg, bool unit_iova_contig);
 
+/**
+ * Give the empty pages, units and spans the block allocators keep for reuse
+ * back to the chunks, lock held: true if there were any.
+ */
+bool hpm_arena_release_spares_locked(struct hpm_arena *a);
+
 /** Check the arena, lock held; stop the process if it is broken. */
 void hpm_arena_validate_locked(struct hpm_arena *a);
 

@@ -1234,7 +1234,11 @@ hpm_cache_init_shared(struct hpm_state *st, const struct hpm_source_ops *src)
 static bool
 reclaim_chunks(struct hpm_chunk_set *cs)
 {
-	return hpm_cache_reclaim_locked(container_of(cs, struct hpm_arena, cs));
+	struct hpm_arena *a = container_of(cs, struct hpm_arena, cs);
+	bool flushed = hpm_cache_reclaim_locked(a);
+
+	/* the pages kept empty for reuse, and those the flush emptied: a unit, not growth */
+	return hpm_arena_release_spares_locked(a) || flushed;
 }
 
 void

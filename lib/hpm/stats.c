@@ -171,9 +171,7 @@ trim(bool all)
 		/* what the caches moved between them is free memory too */
 		hpm_cache_xfer_drain_locked(a);
 		/* the pages kept for reuse may be all that keeps a chunk */
-		hpm_gran_release_spares(&a->gran);
-		hpm_heap_release_spares(&a->heap);
-		hpm_slab_release_spares(&a->slab);
+		hpm_arena_release_spares_locked(a);
 		released += all ? hpm_chunk_release_empty(&a->cs)
 				: hpm_chunk_release_idle(&a->cs, UINT64_MAX);
 		hpm_unlock(&a->lock);
