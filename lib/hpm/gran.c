@@ -272,6 +272,7 @@ update_lowfree(struct hpm_gran *g, unsigned int from)
 }
 
 /*
+ * The run hpm_gran_page_take() would take in g, or -1: the search alone.
  * First fit, but a run shorter than its alignment (a 4 KiB block aligned to
  * 64 KiB) from the top of the page: placed first-fit, such runs sit at the
  * aligned starts of the longest free ranges and cut them into pieces too
@@ -280,7 +281,6 @@ update_lowfree(struct hpm_gran *g, unsigned int from)
  * 8-64 KiB alignment: held/live 1.43 -> 1.42; in 2 MiB growth steps, five
  * seeds, 1.436 -> 1.419).
  */
-/* The run hpm_gran_page_take() would take in g, or -1: the search alone. */
 static int
 page_run_find(const struct hpm_gran *g, unsigned int n, unsigned int align)
 {
