@@ -57,6 +57,15 @@ block(size_t size, unsigned int align, int fill)
 	return p;
 }
 
+/* The heap holds held bytes of chunks after step. */
+static void
+held_is(const char *what, const char *step, size_t held)
+{
+	size_t now = chunk_bytes();
+
+	CHECK(now == held, "%s: %s: %zu MiB held, %zu expected", what, step, now >> 20, held >> 20);
+}
+
 /* A size-class block, then a granule run, then a size-class block, each freed before the next. */
 static void
 alternate(const char *what, size_t held)
@@ -65,20 +74,13 @@ alternate(const char *what, size_t held)
 
 	p = block(3000, 0, 0x11);
 	hpm_free(p);
-	CHECK(chunk_bytes() == held, "%s: %zu MiB held after a size-class block, %zu expected",
-		what, chunk_bytes() >> 20, held >> 20);
+	held_is(what, "a size-class block", held);
 	p = block(3 * 4096, 4096, 0x22);
-	CHECK(chunk_bytes() == held,
-		"%s: the granule run grew the heap to %zu MiB past the size classes' empty unit "
-		"(%zu MiB)",
-		what, chunk_bytes() >> 20, held >> 20);
+	held_is(what, "a granule run beside the size classes' empty unit", held);
 	CHECK(hpm_heap_check() == 0, "%s: heap check with the run", what);
 	hpm_free(p);
 	p = block(3000, 0, 0x33);
-	CHECK(chunk_bytes() == held,
-		"%s: the size-class block grew the heap to %zu MiB past the empty granule page "
-		"(%zu MiB)",
-		what, chunk_bytes() >> 20, held >> 20);
+	held_is(what, "a size-class block beside the empty granule page", held);
 	CHECK(hpm_heap_check() == 0, "%s: heap check with the block", what);
 	hpm_free(p);
 }
