@@ -29,13 +29,12 @@ hpm_arena_init(struct hpm_arena *a, int socket, int node, bool validate, struct 
 bool
 hpm_arena_release_spares_locked(struct hpm_arena *a)
 {
-	bool any = a->gran.cls[HPM_GRAN_4K].nempty != 0 || a->gran.cls[HPM_GRAN_64K].nempty != 0 ||
-		a->heap.nempty != 0 || a->slab.nempty != 0 || a->slab.spare != NULL;
+	/* all three, whatever the first gave back */
+	unsigned int released = hpm_gran_release_spares(&a->gran);
 
-	hpm_gran_release_spares(&a->gran);
-	hpm_heap_release_spares(&a->heap);
-	hpm_slab_release_spares(&a->slab);
-	return any;
+	released += hpm_heap_release_spares(&a->heap);
+	released += hpm_slab_release_spares(&a->slab);
+	return released != 0;
 }
 
 void

@@ -50,7 +50,7 @@ void hpm_arena_init(struct hpm_arena *a, int socket, int node, bool validate, st
 
 /**
  * Give the empty pages, units and spans the block allocators keep for reuse
- * back to the chunks, lock held: true if there were any.
+ * back to the chunks, lock held: true if it gave any back.
  */
 bool hpm_arena_release_spares_locked(struct hpm_arena *a);
 

@@ -213,6 +213,17 @@ page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 	return g;
 }
 
+/* Owner slot slot owns no page (its page, if any, is anyone's). */
+static void
+slot_clear(struct hpm_gran_class *gc, unsigned int slot)
+{
+	if (gc->own[slot] == NULL)
+		return;
+	gc->own[slot]->owner = 0;
+	gc->own[slot] = NULL;
+	gc->nowned--;
+}
+
 static void
 page_release(struct hpm_gran_set *gs, struct hpm_gran *g)
 {
@@ -220,10 +231,8 @@ page_release(struct hpm_gran_set *gs, struct hpm_gran *g)
 	struct hpm_unit *u = g->unit;
 
 	bin_remove(gc, g);
-	if (g->owner != 0) {
-		gc->own[g->owner - 1] = NULL;
-		gc->nowned--;
-	}
+	if (g->owner != 0)
+		slot_clear(gc, g->owner - 1u);
 	gc->npages--;
 	gc->nempty--;
 	u->dirty = hpm_bitrun_next_set(g->dirty, 0, g->ngran) != g->ngran;
@@ -404,10 +413,10 @@ hpm_gran_alloc(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsign
 	return g->unit->va + ((size_t)pos << g->shift);
 }
 
-void
+unsigned int
 hpm_gran_release_spares(struct hpm_gran_set *gs)
 {
-	unsigned int cls;
+	unsigned int cls, released = 0;
 
 	for (cls = 0; cls < HPM_GRAN_NCLASS; cls++) {
 		struct hpm_gran_class *gc = &gs->cls[cls];
@@ -418,26 +427,25 @@ hpm_gran_release_spares(struct hpm_gran_set *gs)
 
 		for (; g != NULL && gc->nempty > 0; g = next) {
 			next = page_next(gs, gc, top, g->unit->ord + 1);
-			if (hpm_gran_page_empty(g))
+			if (hpm_gran_page_empty(g)) {
 				page_release(gs, g);
+				released++;
+			}
 		}
 	}
+	return released;
 }
 
 /* Page g becomes owner slot's (gran.h); the slot's page before is anyone's. */
 static void
 page_own(struct hpm_gran_class *gc, struct hpm_gran *g, unsigned int slot)
 {
-	if (gc->own[slot] != NULL)
-		gc->own[slot]->owner = 0;
-	else
-		gc->nowned++;
-	if (g->owner != 0) {
-		gc->own[g->owner - 1] = NULL;
-		gc->nowned--;
-	}
+	if (g->owner != 0)
+		slot_clear(gc, g->owner - 1u);
+	slot_clear(gc, slot);
 	g->owner = (uint16_t)(slot + 1);
 	gc->own[slot] = g;
+	gc->nowned++;
 }
 
 /*
@@ -599,11 +607,7 @@ hpm_gran_disown(struct hpm_gran_set *gs, unsigned int lcore)
 
 		/* its page of singles, then of 64 KiB runs */
 		for (k = lcore; k < HPM_GRAN_OWNERS; k += HPM_GRAN_CACHE_OWNERS)
-			if (gc->own[k] != NULL) {
-				gc->own[k]->owner = 0;
-				gc->own[k] = NULL;
-				gc->nowned--;
-			}
+			slot_clear(gc, k);
 	}
 }
 

@@ -220,8 +220,8 @@ size_t hpm_gran_block_size(const struct hpm_unit *u, const void *p);
 int hpm_gran_resize(struct hpm_gran_set *gs, struct hpm_unit *u, const void *p, unsigned int n,
 	struct hpm_blockinfo *bi);
 
-/** Give the empty pages kept for reuse back to their chunks. Arena lock held. */
-void hpm_gran_release_spares(struct hpm_gran_set *gs);
+/** Give the empty pages kept for reuse back to their chunks: how many. Arena lock held. */
+unsigned int hpm_gran_release_spares(struct hpm_gran_set *gs);
 
 /** Granules a headed unit's page leaves for the source's header (HPM_UNIT_HEAD_MAX). */
 static inline unsigned int

@@ -649,10 +649,10 @@ hpm_heap_alloc(struct hpm_heap *h, size_t size, size_t align, struct hpm_blockin
 	return blk_payload(b);
 }
 
-void
+unsigned int
 hpm_heap_release_spares(struct hpm_heap *h)
 {
-	unsigned int i = list_index(SPAN_BLOCK_MAX);
+	unsigned int i = list_index(SPAN_BLOCK_MAX), released = 0;
 	struct hpm_blk *b, *next;
 
 again:
@@ -664,9 +664,12 @@ again:
 			goto again;
 		}
 		next = b->next_free;
-		if (blk_size(b) == SPAN_BLOCK_MAX)
+		if (blk_size(b) == SPAN_BLOCK_MAX) {
 			span_release(h, hpm_pagemap_lookup(h->cs->pagemap, b), b);
+			released++;
+		}
 	}
+	return released;
 }
 
 /* Payloads whose state bytes share a cache line: 64 slots of 64 bytes. */

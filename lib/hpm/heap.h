@@ -159,8 +159,8 @@ size_t hpm_heap_block_size(const struct hpm_unit *u, const void *p);
 int hpm_heap_resize(struct hpm_heap *h, struct hpm_unit *u, void *p, size_t size,
 	struct hpm_blockinfo *bi);
 
-/** Give the empty spans kept for reuse back to their chunks. Arena lock held. */
-void hpm_heap_release_spares(struct hpm_heap *h);
+/** Give the empty spans kept for reuse back to their chunks: how many. Arena lock held. */
+unsigned int hpm_heap_release_spares(struct hpm_heap *h);
 
 /** Free blocks of the arena: count, the largest and the total in bytes. */
 void hpm_heap_free_ranges(const struct hpm_heap *h, unsigned int *count, size_t *longest,

@@ -512,22 +512,27 @@ hpm_slab_state(const struct hpm_unit *u, const void *p)
 		: NULL;
 }
 
-void
+unsigned int
 hpm_slab_release_spares(struct hpm_slab_set *ss)
 {
 	struct hpm_slab *s, *next;
+	unsigned int released = 0;
 
 	if (ss->spare != NULL) {
 		struct hpm_slab_page *pg = ss->spare;
 
 		ss->spare = NULL;
 		page_release(ss, pg);
+		released++;
 	}
 	for (s = LIST_FIRST(&ss->units); s != NULL && ss->nempty > 0; s = next) {
 		next = LIST_NEXT(s, link);
-		if (s->free_frames == unit_frames(s->unit))
+		if (s->free_frames == unit_frames(s->unit)) {
 			unit_release(ss, s);
+			released++;
+		}
 	}
+	return released;
 }
 
 /* Each slab unit of the set's chunks, in turn. */

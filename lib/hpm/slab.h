@@ -175,8 +175,11 @@ size_t hpm_slab_block_size(const struct hpm_unit *u, const void *p);
 /** State byte of the block that would start at p, or NULL if none can start there. */
 uint8_t *hpm_slab_state(const struct hpm_unit *u, const void *p);
 
-/** Give the empty pages and units kept for reuse back to the chunk set. Arena lock held. */
-void hpm_slab_release_spares(struct hpm_slab_set *ss);
+/**
+ * Give the empty pages and units kept for reuse back to the chunk set: how
+ * many. Arena lock held.
+ */
+unsigned int hpm_slab_release_spares(struct hpm_slab_set *ss);
 
 /**
  * Free blocks and frames of the arena's slab units: count of ranges, the
