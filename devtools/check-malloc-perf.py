@@ -297,11 +297,29 @@ def check_memory(w, ran):
                         fail("%s: %s %s is %g: held below live" % (w["name"], b, name, v))
         if w["name"] == "mixed" and name == "peak live":
             per_rep = [m.get("backends", {}).get(b, {}).get("runs", []) for b in ran]
+            check_fit_model(w, [r[0] for r in per_rep if r and r[0] is not None])
             for rep, vals in enumerate(zip(*per_rep)):
                 vals = [v for v in vals if v is not None]
                 if vals and max(vals) - min(vals) > 1e-6 * max(vals):
                     fail("mixed: repetition %d: peak live differs between backends: %s"
                          % (rep + 1, dict(zip(ran, vals))))
+
+
+def check_fit_model(w, first_rep_live):
+    """The title's best fit replays the first repetition's steps (the same peak
+    live, to its two decimals), and holds no less than that peak."""
+    found = re.search(r"would hold ([0-9.]+)x its peak live of ([0-9.]+) MiB, "
+                      r"([0-9.]+)x with no block across 2 MiB", w.get("title", ""))
+    if not found:
+        fail("mixed: title %r has no best-fit figures" % w.get("title"))
+        return
+    flat, live, paged = (float(x) for x in found.groups())
+    if flat < 1.0 or paged < 1.0:
+        fail("mixed: the best fit holds %gx and %gx: below its peak live" % (flat, paged))
+    for v in first_rep_live:
+        if abs(v - live) > 0.006:
+            fail("mixed: the best fit's peak live %g MiB is not repetition 1's %g"
+                 % (live, v))
 
 
 def check_paced_rate(w, ran):

@@ -205,6 +205,17 @@ bool mp_wants_help(int argc, char **argv);
 /** Timed-loop budget in TSC cycles (UINT64_MAX: until stop). */
 uint64_t mp_budget_cycles(const struct mp_config *cfg);
 
+/**
+ * The random state the runner gives lcore idx of a run on repetition rep:
+ * what a workload draws is reproducible, and computable ahead (mixed: its
+ * best-fit yardstick).
+ */
+static inline uint64_t
+mp_lcore_seed(const struct mp_config *cfg, unsigned int rep, unsigned int idx)
+{
+	return cfg->seed + (uint64_t)rep * UINT64_C(0x9e3779b97f4a7c15) + idx * 7919u;
+}
+
 /* ---- workloads (workload.c registry; wl_seed.c, wl_pair.c, wl_churn.c, wl_paced.c, fwd.c) ---- */
 
 /** Metric flags. */
@@ -355,7 +366,7 @@ extern bool mp_main_busy;
 /** The figures of one workload: value(metric, backend, rep), NaN where a run failed. */
 struct mp_results {
 	const struct mp_workload *wl;
-	char title[200];
+	char title[320];
 	struct mp_metric metrics[MP_MAX_METRICS];
 	unsigned int nmetrics;
 	unsigned int nbackends;

@@ -126,7 +126,7 @@ run_once(const struct mp_workload *wl, const struct mp_config *cfg, const struct
 		lc->idx = i;
 		lc->ops = 0;
 		lc->rc = 0;
-		lc->rng = cfg->seed + (uint64_t)rep * UINT64_C(0x9e3779b97f4a7c15) + i * 7919u;
+		lc->rng = mp_lcore_seed(cfg, rep, i);
 		for (m = 0; m < MP_MAX_METRICS; m++)
 			lc->out[m] = NAN;
 		lc->hist = NULL;
