@@ -251,10 +251,9 @@ mixed_fit_ratio(const struct mp_config *cfg, size_t page, double *peak)
 	struct mixed_step *ring = malloc(sizeof(*ring) * MIXED_RING);
 	size_t *offs = malloc(sizeof(*offs) * n), *sizes = malloc(sizeof(*sizes) * n);
 	double live = 0, peak_live = 0, ratio = NAN;
-
-	*peak = NAN;
 	struct mp_fit_model m;
 
+	*peak = NAN;
 	if (fill == NULL || ring == NULL || offs == NULL || sizes == NULL ||
 		mp_fit_init(&m, page) != 0)
 		goto out;
@@ -299,8 +298,8 @@ out:
 
 /*
  * The title says what a best fit with no overhead would hold on these
- * steps: the least the backends' held/live can be compared with (seconds
- * to compute, once a table).
+ * steps: a yardstick for the backends' held/live (a second or two to
+ * compute, once a table).
  */
 static void
 mixed_describe(const struct mp_config *cfg, char *buf, size_t len)
