@@ -124,7 +124,9 @@ check_cover(const struct mp_fit_model *m, const struct mp_fit_range *live, unsig
 		CHECK(!"too many ranges");
 		return;
 	}
-	memcpy(all, m->ranges, sizeof(*all) * m->n);
+	/* no ranges yet: a NULL array, which memcpy() may not be given even for 0 bytes */
+	if (m->n > 0)
+		memcpy(all, m->ranges, sizeof(*all) * m->n);
 	memcpy(all + m->n, live, sizeof(*all) * nlive);
 	n = m->n + nlive;
 	qsort(all, n, sizeof(*all), by_offset);
