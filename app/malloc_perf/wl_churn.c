@@ -236,32 +236,37 @@ mixed_mem_steps(const struct mp_config *cfg, unsigned int nslots)
 	return cfg->iterations != 0 ? RTE_MIN(cfg->iterations, steps) : steps;
 }
 
+/* The fill and the ring of steps, both drawn before the clock starts. */
+static void
+mixed_draw_steps(uint64_t *rng, unsigned int nslots, struct mixed_step *fill,
+	struct mixed_step *ring)
+{
+	unsigned int i;
+
+	for (i = 0; i < nslots; i++)
+		mixed_draw(rng, nslots, &fill[i]);
+	for (i = 0; i < MIXED_RING; i++)
+		mixed_draw(rng, nslots, &ring[i]);
+}
+
 /*
  * Held over peak live of a best fit with no overhead (fit_model.h) on the
- * steps of the first repetition's memory pass, and that peak live in
- * *peak (the backends' own); page: 0, or blocks kept within pages of that
- * size. NAN if the model has no memory.
+ * memory pass's steps, and that peak live in *peak; page: 0, or blocks
+ * kept within pages of that size. NAN if the model has no memory.
  */
 static double
-mixed_fit_ratio(const struct mp_config *cfg, size_t page, double *peak)
+mixed_fit_ratio(const struct mixed_step *fill, const struct mixed_step *ring, unsigned int n,
+	uint64_t steps, size_t page, double *peak)
 {
-	unsigned int n = mixed_slots(cfg), i;
-	uint64_t rng = mp_lcore_seed(cfg, 0, 0), steps = mixed_mem_steps(cfg, n), k;
-	struct mixed_step *fill = malloc(sizeof(*fill) * n);
-	struct mixed_step *ring = malloc(sizeof(*ring) * MIXED_RING);
 	size_t *offs = malloc(sizeof(*offs) * n), *sizes = malloc(sizeof(*sizes) * n);
 	double live = 0, peak_live = 0, ratio = NAN;
 	struct mp_fit_model m;
+	unsigned int i;
+	uint64_t k;
 
 	*peak = NAN;
-	if (fill == NULL || ring == NULL || offs == NULL || sizes == NULL ||
-		mp_fit_init(&m, page) != 0)
+	if (offs == NULL || sizes == NULL || mp_fit_init(&m, page) != 0)
 		goto out;
-	/* drawn as mixed_run() draws them */
-	for (i = 0; i < n; i++)
-		mixed_draw(&rng, n, &fill[i]);
-	for (i = 0; i < MIXED_RING; i++)
-		mixed_draw(&rng, n, &ring[i]);
 	for (i = 0; i < n; i++) {
 		offs[i] = mp_fit_alloc(&m, fill[i].size, fill[i].align);
 		if (offs[i] == SIZE_MAX)
@@ -289,29 +294,38 @@ mixed_fit_ratio(const struct mp_config *cfg, size_t page, double *peak)
 fini:
 	mp_fit_fini(&m);
 out:
-	free(fill);
-	free(ring);
 	free(offs);
 	free(sizes);
 	return ratio;
 }
 
 /*
- * The title says what a best fit with no overhead would hold on these
- * steps: a yardstick for the backends' held/live (a second or two to
- * compute, once a table).
+ * The title says what a best fit with no overhead would hold on the first
+ * repetition's steps (drawn from the seed the runner gives it): a
+ * yardstick for the backends' held/live (a second or two to compute, once
+ * a table).
  */
 static void
 mixed_describe(const struct mp_config *cfg, char *buf, size_t len)
 {
-	double peak, flat = mixed_fit_ratio(cfg, 0, &peak);
-	double paged = mixed_fit_ratio(cfg, 2u << 20, &peak);
+	unsigned int n = mixed_slots(cfg);
+	uint64_t rng = mp_lcore_seed(cfg, 0, 0), steps = mixed_mem_steps(cfg, n);
+	struct mixed_step *fill = malloc(sizeof(*fill) * n);
+	struct mixed_step *ring = malloc(sizeof(*ring) * MIXED_RING);
+	double peak = NAN, flat = NAN, paged = NAN;
 
+	if (fill != NULL && ring != NULL) {
+		mixed_draw_steps(&rng, n, fill, ring);
+		flat = mixed_fit_ratio(fill, ring, n, steps, 0, &peak);
+		paged = mixed_fit_ratio(fill, ring, n, steps, 2u << 20, &peak);
+	}
+	free(fill);
+	free(ring);
 	snprintf(buf, len,
 		"mixed: %u live blocks of 16 B - 256 KiB aligned 8 B - 64 KiB at random; "
 		"steps free one and allocate another; a best fit with no overhead would "
 		"hold %.2fx its peak live of %.2f MiB, %.2fx with no block across 2 MiB",
-		mixed_slots(cfg), flat, peak / MP_MIB, paged);
+		n, flat, peak / MP_MIB, paged);
 }
 
 /* The memory pass: the same steps, every page written, memory sampled. */
@@ -377,10 +391,7 @@ mixed_run(struct mp_run *r, struct mp_lcore *lc)
 	st.ring = malloc(sizeof(*st.ring) * MIXED_RING);
 	if (st.blocks == NULL || st.sizes == NULL || st.fill == NULL || st.ring == NULL)
 		goto out;
-	for (i = 0; i < st.n; i++)
-		mixed_draw(&lc->rng, st.n, &st.fill[i]);
-	for (i = 0; i < MIXED_RING; i++)
-		mixed_draw(&lc->rng, st.n, &st.ring[i]);
+	mixed_draw_steps(&lc->rng, st.n, st.fill, st.ring);
 	/* the timed pass: nothing written */
 	t0 = rte_rdtsc();
 	for (i = 0; i < st.n; i++) {
