@@ -344,6 +344,42 @@ print_curve(double seconds)
 }
 
 /*
+ * Issue 15's measure, for runs of two minutes and more: per whole minute, the
+ * hugepages mapped at their peak against live memory at its peak, and the
+ * worst and best minute (a report, not a check: the ratio follows the mix).
+ */
+static void
+print_minutes(double seconds)
+{
+	double worst = 0, best = 0;
+	unsigned int i = 0, minute, minutes = (unsigned int)(seconds / 60);
+
+	if (minutes < 2 || nsamples == 0)
+		return;
+	printf("per minute: peak held, peak hugepages mapped, peak live (MiB), mapped / live\n");
+	printf("%7s %9s %9s %9s %11s\n", "minute", "held", "mapped", "live", "mapped/live");
+	/* whole minutes only */
+	for (minute = 1; minute <= minutes && i < nsamples; minute++) {
+		size_t held = 0, live = 0, mapped = 0;
+		double ratio;
+
+		for (; i < nsamples && samples[i].t <= 60.0 * minute; i++) {
+			held = RTE_MAX(held, samples[i].held);
+			live = RTE_MAX(live, samples[i].live);
+			mapped = RTE_MAX(mapped, samples[i].mapped);
+		}
+		if (live == 0)
+			continue;
+		ratio = mapped / (double)live;
+		worst = RTE_MAX(worst, ratio);
+		best = best == 0 ? ratio : RTE_MIN(best, ratio);
+		printf("%7u %9.1f %9.1f %9.1f %11.3f\n", minute, held / (double)MIB,
+			mapped / (double)MIB, live / (double)MIB, ratio);
+	}
+	printf("mapped / peak live of each minute: %.3f to %.3f\n", best, worst);
+}
+
+/*
  * Held memory after the warm-up may not grow past its peak during it. The
  * warm-up is the first half of the run (at least a minute): over a long run
  * the random mix sets new peaks now and then, a leak or fragmentation that
@@ -455,6 +491,7 @@ soak(double seconds)
 	rte_eal_wait_lcore(worker_lcore);
 	pthread_join(thread, NULL);
 	print_curve(seconds);
+	print_minutes(seconds);
 	/* where the memory is, when it grew */
 	if (!check_plateau(seconds))
 		hpm_malloc_dump_heaps(stdout);
