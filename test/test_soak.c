@@ -315,10 +315,26 @@ static size_t eal_mapped;
 static struct sample samples[MAX_SAMPLES];
 static unsigned int nsamples;
 
+/* Each figure's maximum over samples [from, to). */
+static struct sample
+samples_max(unsigned int from, unsigned int to)
+{
+	struct sample m = {0};
+
+	for (; from < to; from++) {
+		m.held = RTE_MAX(m.held, samples[from].held);
+		m.live = RTE_MAX(m.live, samples[from].live);
+		m.mapped = RTE_MAX(m.mapped, samples[from].mapped);
+		m.cached = RTE_MAX(m.cached, samples[from].cached);
+		m.free = RTE_MAX(m.free, samples[from].free);
+	}
+	return m;
+}
+
 static void
 print_curve(double seconds)
 {
-	unsigned int every = RTE_MAX(1u, (unsigned int)(seconds / 30)), i, j;
+	unsigned int every = RTE_MAX(1u, (unsigned int)(seconds / 30)), i;
 
 	printf("memory held (heap_totalsz), hugepages mapped beyond EAL's %.1f MiB (smaps), "
 	       "live (heap_allocsz), in caches and free in the chunks (hpm_heap_get_stats), "
@@ -327,19 +343,13 @@ print_curve(double seconds)
 	printf("%7s %9s %9s %9s %9s %9s %11s\n", "t (s)", "held", "mapped", "live", "cached",
 		"free", "mapped/live");
 	for (i = 0; i < nsamples; i += every) {
-		size_t held = 0, live = 0, mapped = 0, cached = 0, free_bytes = 0;
+		unsigned int end = RTE_MIN(i + every, nsamples);
+		struct sample m = samples_max(i, end);
 
-		for (j = i; j < nsamples && j < i + every; j++) {
-			held = RTE_MAX(held, samples[j].held);
-			live = RTE_MAX(live, samples[j].live);
-			mapped = RTE_MAX(mapped, samples[j].mapped);
-			cached = RTE_MAX(cached, samples[j].cached);
-			free_bytes = RTE_MAX(free_bytes, samples[j].free);
-		}
-		printf("%7.0f %9.1f %9.1f %9.1f %9.1f %9.1f %11.2f\n",
-			samples[RTE_MIN(j, nsamples) - 1].t, held / (double)MIB,
-			mapped / (double)MIB, live / (double)MIB, cached / (double)MIB,
-			free_bytes / (double)MIB, live != 0 ? mapped / (double)live : 0.0);
+		printf("%7.0f %9.1f %9.1f %9.1f %9.1f %9.1f %11.2f\n", samples[end - 1].t,
+			m.held / (double)MIB, m.mapped / (double)MIB, m.live / (double)MIB,
+			m.cached / (double)MIB, m.free / (double)MIB,
+			m.live != 0 ? m.mapped / (double)m.live : 0.0);
 	}
 }
 
@@ -360,21 +370,21 @@ print_minutes(double seconds)
 	printf("%7s %9s %9s %9s %11s\n", "minute", "held", "mapped", "live", "mapped/live");
 	/* whole minutes only */
 	for (minute = 1; minute <= minutes && i < nsamples; minute++) {
-		size_t held = 0, live = 0, mapped = 0;
+		unsigned int end = i;
+		struct sample m;
 		double ratio;
 
-		for (; i < nsamples && samples[i].t <= 60.0 * minute; i++) {
-			held = RTE_MAX(held, samples[i].held);
-			live = RTE_MAX(live, samples[i].live);
-			mapped = RTE_MAX(mapped, samples[i].mapped);
-		}
-		if (live == 0)
+		while (end < nsamples && samples[end].t <= 60.0 * minute)
+			end++;
+		m = samples_max(i, end);
+		i = end;
+		if (m.live == 0)
 			continue;
-		ratio = mapped / (double)live;
+		ratio = m.mapped / (double)m.live;
 		worst = RTE_MAX(worst, ratio);
 		best = best == 0 ? ratio : RTE_MIN(best, ratio);
-		printf("%7u %9.1f %9.1f %9.1f %11.3f\n", minute, held / (double)MIB,
-			mapped / (double)MIB, live / (double)MIB, ratio);
+		printf("%7u %9.1f %9.1f %9.1f %11.3f\n", minute, m.held / (double)MIB,
+			m.mapped / (double)MIB, m.live / (double)MIB, ratio);
 	}
 	printf("mapped / peak live of each minute: %.3f to %.3f\n", best, worst);
 }
