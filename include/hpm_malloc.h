@@ -557,6 +557,17 @@ struct hpm_heap_stats {
 	size_t empty_chunk_bytes;  /**< chunks with every unit free (in chunk_bytes) */
 	unsigned int chunks;       /**< chunks held */
 	unsigned int meta_regions; /**< metadata regions counted for the socket */
+	/**
+	 * 2 MiB units of the chunks in use now (by pages of granules or size
+	 * classes, heap spans or large blocks; in chunk_bytes, a unit's free
+	 * space within counted in free_bytes).
+	 */
+	size_t in_use_bytes;
+	/**
+	 * The most of in_use_bytes at once since hpm_init(): what a heap that
+	 * keeps empty chunks (retain_size) holds follows it, in chunk steps.
+	 */
+	size_t in_use_peak_bytes;
 };
 
 /**

@@ -86,6 +86,19 @@ sum_stats(struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs)
 					h.chunk_bytes,
 			"socket %d: live %zu + cached %zu + free %zu, chunks %zu", i, h.live_bytes,
 			h.cached_bytes, h.free_bytes, h.chunk_bytes);
+		/*
+		 * Units in use: whole units of the chunks (a headed one counts its
+		 * granule the chunk's bytes leave out), holding every block; the
+		 * rest of the chunks is whole free units, counted free.
+		 */
+		CHECK(h.in_use_bytes % (2 * MIB) == 0 &&
+				h.in_use_bytes <= h.chunk_bytes + (size_t)h.chunks * 4096 &&
+				h.live_bytes + h.cached_bytes <= h.in_use_bytes &&
+				h.chunk_bytes <= h.in_use_bytes + h.free_bytes &&
+				h.in_use_peak_bytes >= h.in_use_bytes,
+			"socket %d: units in use %zu (peak %zu), chunks %zu in %u, live %zu + cached %zu, free %zu",
+			i, h.in_use_bytes, h.in_use_peak_bytes, h.chunk_bytes, h.chunks,
+			h.live_bytes, h.cached_bytes, h.free_bytes);
 		st->heap_totalsz_bytes += s.heap_totalsz_bytes;
 		st->heap_allocsz_bytes += s.heap_allocsz_bytes;
 		st->heap_freesz_bytes += s.heap_freesz_bytes;
@@ -99,6 +112,33 @@ sum_stats(struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs)
 		any = true;
 	}
 	return any;
+}
+
+/*
+ * A large block takes whole units: units in use rise by its length and fall
+ * back when it goes, their peak stays.
+ */
+static void
+in_use_large(void)
+{
+	struct hpm_heap_stats h0, h1, h2;
+	void *p;
+
+	CHECK(hpm_heap_get_stats(0, &h0) == 0, "heap stats");
+	p = hpm_malloc("held", 8 * MIB, 2 * MIB);
+	CHECK(p != NULL && hpm_heap_get_stats(0, &h1) == 0, "an 8 MiB block");
+	hpm_free(p);
+	CHECK(hpm_heap_get_stats(0, &h2) == 0, "heap stats");
+	printf("units in use: %zu MiB, %zu with an 8 MiB block, %zu after (peak %zu MiB)\n",
+		h0.in_use_bytes / MIB, h1.in_use_bytes / MIB, h2.in_use_bytes / MIB,
+		h2.in_use_peak_bytes / MIB);
+	CHECK(h1.in_use_bytes == h0.in_use_bytes + 8 * MIB && h2.in_use_bytes == h0.in_use_bytes,
+		"units in use: %zu, %zu with an 8 MiB block, %zu after", h0.in_use_bytes,
+		h1.in_use_bytes, h2.in_use_bytes);
+	CHECK(h1.in_use_peak_bytes >= h1.in_use_bytes &&
+			h2.in_use_peak_bytes == h1.in_use_peak_bytes,
+		"peak of units in use: %zu with the block, %zu after", h1.in_use_peak_bytes,
+		h2.in_use_peak_bytes);
 }
 
 /* Held beyond chunks and metadata: a headed unit's granule per chunk, a page's rest per region. */
@@ -450,6 +490,7 @@ main(int argc, char **argv)
 	n = grow(NBLK);
 	compare("after growth");
 	no_header_pages("after growth");
+	in_use_large();
 	/* holes everywhere: every other block */
 	for (i = 0; i < n; i += 2)
 		hpm_free(blk[i]);

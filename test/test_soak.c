@@ -10,7 +10,7 @@
  * Every block is checked when it is freed (and zmalloc memory when it is
  * made), the main lcore checks the whole heap every few seconds while the
  * others run and samples the memory every second (held, hugepages mapped,
- * live, in caches, free in the chunks: where held memory that is not live
+ * live, in caches, free in the chunks, units in use: where held memory that is not live
  * is, as a table at the end). At the end everything is freed and the caches
  * flushed: the statistics are back where they started, the heap checks, no
  * bad free was seen; and the memory held stopped growing once the working
@@ -307,6 +307,8 @@ struct sample {
 	size_t free;
 	/* hugepages the process maps beyond what EAL held before hpm_init() */
 	size_t mapped;
+	/* 2 MiB units in use: held follows their high-water mark, in chunk steps */
+	size_t in_use;
 };
 
 /* hugepages mapped before hpm_init(): EAL's own */
@@ -327,6 +329,7 @@ samples_max(unsigned int from, unsigned int to)
 		m.mapped = RTE_MAX(m.mapped, samples[from].mapped);
 		m.cached = RTE_MAX(m.cached, samples[from].cached);
 		m.free = RTE_MAX(m.free, samples[from].free);
+		m.in_use = RTE_MAX(m.in_use, samples[from].in_use);
 	}
 	return m;
 }
@@ -366,8 +369,10 @@ print_minutes(double seconds)
 
 	if (minutes < 2 || nsamples == 0)
 		return;
-	printf("per minute: peak held, peak hugepages mapped, peak live (MiB), mapped / live\n");
-	printf("%7s %9s %9s %9s %11s\n", "minute", "held", "mapped", "live", "mapped/live");
+	printf("per minute: peak held, peak hugepages mapped, peak live, peak units in use (MiB), "
+	       "mapped / live\n");
+	printf("%7s %9s %9s %9s %9s %11s\n", "minute", "held", "mapped", "live", "in use",
+		"mapped/live");
 	/* whole minutes only */
 	for (minute = 1; minute <= minutes && i < nsamples; minute++) {
 		unsigned int end = i;
@@ -383,8 +388,9 @@ print_minutes(double seconds)
 		ratio = m.mapped / (double)m.live;
 		worst = RTE_MAX(worst, ratio);
 		best = best == 0 ? ratio : RTE_MIN(best, ratio);
-		printf("%7u %9.1f %9.1f %9.1f %11.3f\n", minute, m.held / (double)MIB,
-			m.mapped / (double)MIB, m.live / (double)MIB, ratio);
+		printf("%7u %9.1f %9.1f %9.1f %9.1f %11.3f\n", minute, m.held / (double)MIB,
+			m.mapped / (double)MIB, m.live / (double)MIB, m.in_use / (double)MIB,
+			ratio);
 	}
 	printf("mapped / peak live of each minute: %.3f to %.3f\n", best, worst);
 }
@@ -472,6 +478,7 @@ soak(double seconds)
 					.cached = hs.cached_bytes,
 					.free = hs.free_bytes,
 					.mapped = test_hugetlb_mapped() - eal_mapped,
+					.in_use = hs.in_use_bytes,
 				};
 			next_sample += hz;
 		}
@@ -502,6 +509,9 @@ soak(double seconds)
 	pthread_join(thread, NULL);
 	print_curve(seconds);
 	print_minutes(seconds);
+	if (hpm_heap_get_stats(socket, &hs) == 0)
+		printf("units in use at their peak: %.1f MiB, held %.1f MiB\n",
+			hs.in_use_peak_bytes / (double)MIB, hs.held_bytes / (double)MIB);
 	/* where the memory is, when it grew */
 	if (!check_plateau(seconds))
 		hpm_malloc_dump_heaps(stdout);

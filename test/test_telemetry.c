@@ -217,6 +217,16 @@ main(void)
 		CHECK(number(json, by_role, "gran4k") > 0, "free in gran4k: %lld",
 			number(json, by_role, "gran4k"));
 	}
+	/* the units in use are the units of every role but free, and at most their peak */
+	sum = sum_by_role(json, "units", &by_role);
+	if (by_role != NULL)
+		CHECK((sum - number(json, by_role, "free")) * 2 * 1024 * 1024 ==
+					number(json, NULL, "in_use_bytes") &&
+				number(json, NULL, "in_use_peak_bytes") >=
+					number(json, NULL, "in_use_bytes"),
+			"units by role: %lld, %lld free; in_use_bytes %lld, in_use_peak_bytes %lld",
+			sum, number(json, by_role, "free"), number(json, NULL, "in_use_bytes"),
+			number(json, NULL, "in_use_peak_bytes"));
 	/* every chunk came for units of some role: the first for p[0]'s (64 B at 4 KiB) */
 	sum = sum_by_role(json, "grown_for", &by_role);
 	if (by_role != NULL) {

@@ -74,6 +74,8 @@ hpm_arena_stats(struct hpm_arena *a, const struct hpm_source_ops *src,
 		hpm_chunk_extents(&a->cs, src, parts->ext, parts->max, &parts->chunk_bytes);
 	parts->empty_bytes = a->cs.empty_bytes;
 	parts->free_bytes = bytes;
+	parts->in_use_bytes = (size_t)a->cs.units_in_use << HPM_UNIT_SHIFT;
+	parts->in_use_peak_bytes = (size_t)a->cs.units_in_use_peak << HPM_UNIT_SHIFT;
 	hpm_unlock(&a->lock);
 	return 0;
 }

@@ -95,6 +95,9 @@ struct hpm_arena_parts {
 	size_t chunk_bytes;
 	size_t empty_bytes;
 	size_t free_bytes;
+	/** Out: bytes of the units in use, now and at their most. */
+	size_t in_use_bytes;
+	size_t in_use_peak_bytes;
 };
 
 /**

@@ -417,6 +417,14 @@ find_in_chunk(const struct hpm_chunk *c, unsigned int n, unsigned int align, boo
 	}
 }
 
+/* n more units in use: held memory follows their high-water mark, in chunk steps. */
+static void
+in_use_add(struct hpm_chunk_set *cs, unsigned int n)
+{
+	cs->units_in_use += n;
+	cs->units_in_use_peak = RTE_MAX(cs->units_in_use_peak, cs->units_in_use);
+}
+
 static struct hpm_unit *
 take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigned int n)
 {
@@ -427,6 +435,7 @@ take_at(struct hpm_chunk_set *cs, struct hpm_chunk *c, unsigned int pos, unsigne
 	hpm_bitrun_set(c->used, pos, n);
 	ords_mark_free(cs, c->ord + pos, n, false);
 	c->nfree -= n;
+	in_use_add(cs, n);
 	if (pos == c->lowfree) {
 		int next = hpm_bitrun_next_clear(c->used, c->nunits, pos + n);
 
@@ -628,6 +637,7 @@ hpm_chunk_give(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n)
 	if (u[n - 1].tailed)
 		ords_mark_free(cs, u[n - 1].ord, 1, false);
 	c->nfree += n;
+	cs->units_in_use -= n;
 	c->lowfree = RTE_MIN(c->lowfree, u->index);
 	cs->hint = c;
 	if (c->nfree < c->nunits) {
@@ -743,13 +753,14 @@ unsigned int
 hpm_chunk_verify(const struct hpm_chunk_set *cs)
 {
 	const struct hpm_chunk *c;
-	unsigned int bad = 0, i, units = 0, free_units = 0;
+	unsigned int bad = 0, i, units = 0, free_units = 0, in_use = 0;
 	size_t total = 0, empty = 0;
 
 	for (c = cs->chunks; c != NULL; c = c->next) {
 		unsigned int nfree = 0;
 
 		units += c->nunits;
+		in_use += c->nunits - c->nfree;
 		/* a free edge unit is not in the free map */
 		free_units += c->nfree - (c->headed && !hpm_bitrun_test(c->used, 0)) -
 			(c->tailed && !hpm_bitrun_test(c->used, c->nunits - 1));
@@ -792,6 +803,11 @@ hpm_chunk_verify(const struct hpm_chunk_set *cs)
 				c->nfree, nfree);
 			bad++;
 		}
+	}
+	if (in_use != cs->units_in_use || cs->units_in_use_peak < in_use) {
+		HPM_LOG(ERR, "check: %u units in use, %u counted (peak %u)", in_use,
+			cs->units_in_use, cs->units_in_use_peak);
+		bad++;
 	}
 	if (cs->ords != NULL) {
 		unsigned int taken = 0, free = 0, w;

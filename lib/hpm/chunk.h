@@ -99,6 +99,9 @@ struct hpm_chunk_set {
 	uint64_t release_due_ms;
 	uint64_t chunks_reserved;
 	uint64_t chunks_released;
+	/** Units taken from the chunks now (pages, spans, large blocks), and their most at once. */
+	uint32_t units_in_use;
+	uint32_t units_in_use_peak;
 	/**
 	 * Chunks reserved to give hpm_chunk_take() units, by the role the
 	 * caller takes them for: which allocator made the heap grow.

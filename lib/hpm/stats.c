@@ -100,6 +100,8 @@ socket_stats(int socket, struct rte_malloc_socket_stats *st, struct hpm_heap_sta
 		.empty_chunk_bytes = parts.empty_bytes,
 		.chunks = parts.nchunks,
 		.meta_regions = nm,
+		.in_use_bytes = parts.in_use_bytes,
+		.in_use_peak_bytes = parts.in_use_peak_bytes,
 	};
 	return 0;
 }
@@ -230,6 +232,8 @@ hpm_malloc_dump_stats(FILE *f, const char *type)
 		fprintf(f, "\tChunk_size:%zu,\n", hs.chunk_bytes);
 		fprintf(f, "\tChunk_count:%u,\n", hs.chunks);
 		fprintf(f, "\tEmpty_chunk_size:%zu,\n", hs.empty_chunk_bytes);
+		fprintf(f, "\tIn_use_size:%zu,\n", hs.in_use_bytes);
+		fprintf(f, "\tIn_use_peak_size:%zu,\n", hs.in_use_peak_bytes);
 		fprintf(f, "\tMeta_size:%zu,\n", hs.meta_bytes);
 		fprintf(f, "\tSource_overhead:%zu,\n", hs.overhead_bytes);
 	}

@@ -98,6 +98,8 @@ add_socket_stats(struct rte_tel_data *d, int socket)
 	hpm_tel_dict_add_u64(d, "empty_chunk_bytes", hs.empty_chunk_bytes);
 	hpm_tel_dict_add_u64(d, "meta_bytes", hs.meta_bytes);
 	hpm_tel_dict_add_u64(d, "source_overhead_bytes", hs.overhead_bytes);
+	hpm_tel_dict_add_u64(d, "in_use_bytes", hs.in_use_bytes);
+	hpm_tel_dict_add_u64(d, "in_use_peak_bytes", hs.in_use_peak_bytes);
 }
 
 static int
