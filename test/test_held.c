@@ -115,18 +115,28 @@ sum_stats(struct rte_malloc_socket_stats *st, struct hpm_heap_stats *hs)
 }
 
 /*
- * A large block takes whole units: units in use rise by its length and fall
- * back when it goes, their peak stays.
+ * A large block takes whole units: units in use rise by its length (and by
+ * what a realloc adds), fall back when it goes, and their peak stays.
  */
 static void
 in_use_large(void)
 {
 	struct hpm_heap_stats h0, h1, h2;
-	void *p;
+	void *p, *q;
 
 	CHECK(hpm_heap_get_stats(0, &h0) == 0, "heap stats");
 	p = hpm_malloc("held", 8 * MIB, 2 * MIB);
 	CHECK(p != NULL && hpm_heap_get_stats(0, &h1) == 0, "an 8 MiB block");
+	/* grown to 12 MiB (in place when the next units are free, else moved): 4 units more */
+	q = hpm_realloc(p, 12 * MIB, 2 * MIB);
+	CHECK(q != NULL && hpm_heap_get_stats(0, &h2) == 0, "the block grown to 12 MiB");
+	printf("units in use: %zu MiB with the block grown to 12 MiB (%s)\n", h2.in_use_bytes / MIB,
+		q == p ? "in place" : "moved");
+	CHECK(h2.in_use_bytes == h1.in_use_bytes + 4 * MIB,
+		"units in use: %zu with an 8 MiB block, %zu with it grown to 12 MiB", h1.in_use_bytes,
+		h2.in_use_bytes);
+	p = hpm_realloc(q != NULL ? q : p, 8 * MIB, 2 * MIB);
+	CHECK(p != NULL && hpm_heap_get_stats(0, &h1) == 0, "the block back to 8 MiB");
 	hpm_free(p);
 	CHECK(hpm_heap_get_stats(0, &h2) == 0, "heap stats");
 	printf("units in use: %zu MiB, %zu with an 8 MiB block, %zu after (peak %zu MiB)\n",
@@ -135,10 +145,10 @@ in_use_large(void)
 	CHECK(h1.in_use_bytes == h0.in_use_bytes + 8 * MIB && h2.in_use_bytes == h0.in_use_bytes,
 		"units in use: %zu, %zu with an 8 MiB block, %zu after", h0.in_use_bytes,
 		h1.in_use_bytes, h2.in_use_bytes);
-	CHECK(h1.in_use_peak_bytes >= h1.in_use_bytes &&
+	CHECK(h1.in_use_peak_bytes >= h0.in_use_bytes + 12 * MIB &&
 			h2.in_use_peak_bytes == h1.in_use_peak_bytes,
-		"peak of units in use: %zu with the block, %zu after", h1.in_use_peak_bytes,
-		h2.in_use_peak_bytes);
+		"peak of units in use: %zu with the block, %zu after (%zu before it)",
+		h1.in_use_peak_bytes, h2.in_use_peak_bytes, h0.in_use_bytes);
 }
 
 /* Held beyond chunks and metadata: a headed unit's granule per chunk, a page's rest per region. */

@@ -611,6 +611,7 @@ hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n, u
 	hpm_bitrun_set(c->used, end, more);
 	ords_mark_free(cs, c->ord + end, more, false);
 	c->nfree -= more;
+	in_use_add(cs, more);
 	if (c->lowfree == end) {
 		int next = hpm_bitrun_next_clear(c->used, c->nunits, end + more);
 
