@@ -133,8 +133,8 @@ in_use_large(void)
 	printf("units in use: %zu MiB with the block grown to 12 MiB (%s)\n", h2.in_use_bytes / MIB,
 		q == p ? "in place" : "moved");
 	CHECK(h2.in_use_bytes == h1.in_use_bytes + 4 * MIB,
-		"units in use: %zu with an 8 MiB block, %zu with it grown to 12 MiB", h1.in_use_bytes,
-		h2.in_use_bytes);
+		"units in use: %zu with an 8 MiB block, %zu with it grown to 12 MiB",
+		h1.in_use_bytes, h2.in_use_bytes);
 	p = hpm_realloc(q != NULL ? q : p, 8 * MIB, 2 * MIB);
 	CHECK(p != NULL && hpm_heap_get_stats(0, &h1) == 0, "the block back to 8 MiB");
 	hpm_free(p);
