@@ -8,12 +8,45 @@
 
 #include "meta.h"
 
+/*
+ * Class of a request up to 1 MiB: powers of two to HPM_META_PAGE (classes 0
+ * to 6), then multiples of it (class 6 + pages - 1: 4 KiB is both).
+ */
 static unsigned int
 size_class(size_t size)
 {
-	unsigned int log2 = rte_log2_u64(RTE_MAX(size, (size_t)1 << HPM_META_MIN_LOG2));
+	if (size <= HPM_META_PAGE)
+		return rte_log2_u64(RTE_MAX(size, (size_t)1 << HPM_META_MIN_LOG2)) -
+			HPM_META_MIN_LOG2;
+	return HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2 - 1 +
+		(unsigned int)(RTE_ALIGN_CEIL(size, HPM_META_PAGE) >> HPM_META_PAGE_LOG2);
+}
 
-	return log2 - HPM_META_MIN_LOG2;
+static size_t
+class_bytes(unsigned int cls)
+{
+	if (cls <= HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2)
+		return (size_t)1 << (cls + HPM_META_MIN_LOG2);
+	return (size_t)(cls - (HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2 - 1)) << HPM_META_PAGE_LOG2;
+}
+
+/*
+ * What a full region leaves past its bump pointer goes to the free lists,
+ * in the largest classes it holds, instead of being lost.
+ */
+static void
+keep_tail(struct hpm_meta *m)
+{
+	while ((size_t)(m->end - m->bump) >= ((size_t)1 << HPM_META_MIN_LOG2)) {
+		size_t left = m->end - m->bump;
+		unsigned int cls =
+			size_class(left > HPM_META_PAGE ? RTE_ALIGN_FLOOR(left, HPM_META_PAGE)
+							: rte_align64prevpow2(left));
+
+		*(void **)m->bump = m->free[cls];
+		m->free[cls] = m->bump;
+		m->bump += class_bytes(cls);
+	}
 }
 
 static struct hpm_meta_region *
@@ -84,8 +117,8 @@ alloc_region_of_its_own(struct hpm_meta *m, const struct hpm_source_ops *src, si
 void *
 hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size)
 {
-	unsigned int cls = size_class(size);
-	size_t cls_size = (size_t)1 << (cls + HPM_META_MIN_LOG2);
+	unsigned int cls;
+	size_t cls_size;
 	void *p = NULL;
 
 	/* a process died changing the metadata: none of it is handed out again */
@@ -95,6 +128,8 @@ hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size
 		p = alloc_region_of_its_own(m, src, size);
 		goto out;
 	}
+	cls = size_class(size);
+	cls_size = class_bytes(cls);
 	p = m->free[cls];
 	if (p != NULL) {
 		m->free[cls] = *(void **)p;
@@ -110,7 +145,7 @@ hpm_meta_alloc(struct hpm_meta *m, const struct hpm_source_ops *src, size_t size
 		if (mr == NULL)
 			goto out;
 		region_link(m, mr);
-		/* the tail of the old region is lost: at most one class's worth */
+		keep_tail(m);
 		m->bump = (uint8_t *)mr + HPM_META_HDR_SIZE;
 		m->end = (uint8_t *)mr + mr->region.len;
 	}
@@ -128,13 +163,13 @@ hpm_meta_bytes(const void *p, size_t size)
 	if (size > ((size_t)1 << HPM_META_MAX_LOG2))
 		return ((const struct hpm_meta_region *)((const uint8_t *)p - HPM_META_HDR_SIZE))
 			->region.len;
-	return (size_t)1 << (size_class(size) + HPM_META_MIN_LOG2);
+	return class_bytes(size_class(size));
 }
 
 void
 hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, size_t size)
 {
-	unsigned int cls = size_class(size);
+	unsigned int cls;
 
 	if (p == NULL || !hpm_lock(&m->lock))
 		return;
@@ -154,9 +189,10 @@ hpm_meta_free(struct hpm_meta *m, const struct hpm_source_ops *src, void *p, siz
 		src->release(&mr->region);
 		return;
 	}
+	cls = size_class(size);
 	*(void **)p = m->free[cls];
 	m->free[cls] = p;
-	m->used_bytes -= (size_t)1 << (cls + HPM_META_MIN_LOG2);
+	m->used_bytes -= class_bytes(cls);
 	hpm_unlock(&m->lock);
 }
 
