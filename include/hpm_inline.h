@@ -19,12 +19,11 @@
  * theirs. A 64-byte pair: 70 instructions against 92 through the calls.
  *
  * They read the library's structures through the layout below, version
- * HPM_INLINE_VERSION, from the symbol hpm_inline_v2: a library of another
+ * HPM_INLINE_VERSION, from the symbol hpm_inline_v3: a library of another
  * layout does not have that symbol, so that a program built against this
- * header fails to load rather than misread memory (a library of layout 2
- * still has hpm_inline_v1 for programs built against layout 1, which reads
- * a subset of it). The structures and the anchor are not API: only the two
- * functions are.
+ * header fails to load rather than misread memory (layout 3 moved the
+ * stacks: a library of it has neither hpm_inline_v2 nor hpm_inline_v1). The
+ * structures and the anchor are not API: only the two functions are.
  *
  * Built with AddressSanitizer or ThreadSanitizer, or with HPM_NO_INLINE
  * defined, they are plain calls of hpm_malloc() and hpm_free(). A library
@@ -49,10 +48,10 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /** Version of the layout the inline functions read. */
-#define HPM_INLINE_VERSION 2
+#define HPM_INLINE_VERSION 3
 
 /*
- * The layout, version 2: what the library's structures hold where the inline
+ * The layout, version 3: what the library's structures hold where the inline
  * functions read them (the library asserts each offset when it builds). Not
  * API: names and fields may change with the version.
  */
@@ -68,7 +67,7 @@ struct hpm_cache_binding {
 	/** The cache's socket, on the line the binding is read from (the library's). */
 	int socket;
 	/**
-	 * The stack the thread's last free pushed on, a guess (layout 2): a free
+	 * The stack the thread's last free pushed on, a guess (layout 2 on): a free
 	 * takes its stack from here when the block's class agrees (HPM_INLINE_JNE()).
 	 */
 	void *free_hint;
@@ -103,7 +102,7 @@ struct hpm_inline_cache {
 /** Layout: offset of a cache's first stack. */
 #define HPM_INLINE_STACK0 64
 /** Layout: distance between two stacks of a cache. */
-#define HPM_INLINE_STACK_SIZE (64 + 512 * 16)
+#define HPM_INLINE_STACK_SIZE (64 + 224 * 16)
 /** Layout: the classes below this have such stacks; a state byte's class above: a call. */
 #define HPM_INLINE_RUN0 56
 /** Layout: the class of 4 KiB aligned 4 KiB. */
@@ -148,8 +147,8 @@ struct hpm_inline_anchor {
 	uint8_t mid_class[32768 / 64 + 1];
 };
 
-/** Layout: the library's anchor, version 2 (the symbol's name carries it). */
-extern struct hpm_inline_anchor hpm_inline_v2;
+/** Layout: the library's anchor, version 3 (the symbol's name carries it). */
+extern struct hpm_inline_anchor hpm_inline_v3;
 
 #pragma GCC visibility pop
 
@@ -233,17 +232,17 @@ hpm_malloc_inline(const char *type, size_t size, unsigned int align)
 	unsigned int cls;
 	uint32_t len;
 
-	if (unlikely(t->gen != hpm_inline_v2.gen || (align & (align - 1)) != 0))
+	if (unlikely(t->gen != hpm_inline_v3.gen || (align & (align - 1)) != 0))
 		return hpm_malloc(type, size, align);
 	if (likely(align <= 64 && size - 1 < 4095))
-		cls = hpm_inline_v2.small_class[(size + 15) >> 4];
+		cls = hpm_inline_v3.small_class[(size + 15) >> 4];
 	else if (size == 4096 && align <= 4096)
 		cls = HPM_INLINE_C4K;
 	else if (size == 65536 && align <= 65536)
 		cls = HPM_INLINE_C64K;
 	else if (align <= 64 && size - HPM_INLINE_MID_MIN <= 32768 - HPM_INLINE_MID_MIN &&
-		(size & 4095) != 0 && hpm_inline_v2.mid_class[(size + 63) >> 6] != 0xff)
-		cls = hpm_inline_v2.mid_class[(size + 63) >> 6];
+		(size & 4095) != 0 && hpm_inline_v3.mid_class[(size + 63) >> 6] != 0xff)
+		cls = hpm_inline_v3.mid_class[(size + 63) >> 6];
 	else
 		return hpm_malloc(type, size, align);
 	st = hpm_inline_stack_of(t->cache, cls);
@@ -271,7 +270,7 @@ hpm_free_inline(void *ptr)
 {
 	const struct hpm_cache_binding *t = &hpm_cache_tls;
 	const struct hpm_inline_owner *map =
-		__atomic_load_n(&hpm_inline_v2.owner, __ATOMIC_ACQUIRE);
+		__atomic_load_n(&hpm_inline_v3.owner, __ATOMIC_ACQUIRE);
 	const struct hpm_inline_unit *u =
 		__atomic_load_n(&map->slot[((uintptr_t)ptr >> HPM_INLINE_UNIT_SHIFT) & map->mask],
 			__ATOMIC_ACQUIRE);
@@ -282,7 +281,7 @@ hpm_free_inline(void *ptr)
 	uintptr_t off;
 	uint32_t len;
 
-	if (unlikely(u == NULL || t->gen != hpm_inline_v2.gen ||
+	if (unlikely(u == NULL || t->gen != hpm_inline_v3.gen ||
 		    u->socket != ((const struct hpm_inline_cache *)c)->socket))
 		goto call;
 	off = (uintptr_t)((uint8_t *)ptr - u->va);

@@ -173,8 +173,8 @@ struct hpm_config {
 	/** Hugepage size for HPM_SOURCE_HUGETLBFS: 2 MiB (default) or 1 GiB. */
 	size_t hugepage_size;
 	/**
-	 * Most blocks a per-lcore cache holds per size class (default 512,
-	 * at most 512; 0: no caches, as HPM_CFG_F_NO_CACHE).
+	 * Most blocks a per-lcore cache holds per size class (default 224,
+	 * at most 224; 0: no caches, as HPM_CFG_F_NO_CACHE).
 	 */
 	unsigned int cache_max;
 	/**

@@ -1124,6 +1124,68 @@ refill_amounts(void)
 	hpm_cache_flush();
 }
 
+/*
+ * A class under a budget that allows twice its stack, refilled from the heap
+ * while its stack is empty, takes the whole stack: a stream of allocations
+ * without a free (seed 004) takes the lock once a limit, not once a batch.
+ * Right after a drain, a refill takes a batch only.
+ */
+static void
+refill_whole(void)
+{
+	static void *blocks[8 * HPM_CACHE_CAP];
+	struct hpm_cache_stats before, after;
+	struct hpm_cache_stack *cc;
+	struct hpm_lcore_cache *c;
+	unsigned int i, n, limit;
+
+	hpm_cache_flush();
+	c = hpm_cache_get();
+	CHECK(c != NULL, "refill whole: the main lcore has a cache");
+	if (c == NULL)
+		return;
+	cc = hpm_cache_stack(c, HPM_CACHE_C4K);
+	blocks[0] = hpm_malloc(NULL, 4096, 4096);
+	limit = cc->limit;
+	CHECK(blocks[0] != NULL && limit == cc->cap && cc->fill_whole,
+		"refill whole: 4 KiB class limit %u of %u, fill whole %d (the heap the stress left "
+		"and an idle cache's budget allow the whole stack)",
+		limit, cc->cap, cc->fill_whole);
+	CHECK(cc->len + 1 == limit || cc->len + 1 == cc->batch,
+		"refill whole: the first refill left %u blocks (limit %u, batch %u)", cc->len,
+		limit, cc->batch);
+	CHECK(hpm_cache_stats(rte_lcore_id(), HPM_CACHE_C4K, &before) == 0, "stats");
+	n = 8 * limit;
+	for (i = 1; i < n; i++) {
+		blocks[i] = hpm_malloc(NULL, 4096, 4096);
+		CHECK(blocks[i] != NULL, "refill whole: block %u", i);
+	}
+	CHECK(hpm_cache_stats(rte_lcore_id(), HPM_CACHE_C4K, &after) == 0, "stats");
+	/* a batch is half a limit: refills of batches would miss 14 times or more */
+	CHECK(after.misses - before.misses <= n / limit + 1,
+		"refill whole: %u allocations missed %" PRIu64 " times (limit %u, batch %u)", n - 1,
+		after.misses - before.misses, limit, cc->batch);
+	for (i = 0; i < n; i++)
+		hpm_free(blocks[i]);
+	hpm_cache_flush();
+	/*
+	 * a drain asked (as hpm_cache_request_drain() asks the other caches):
+	 * the refill after it takes a batch, less the block served
+	 */
+	blocks[0] = hpm_malloc(NULL, 4096, 4096);
+	__atomic_store_n(&cc->drain, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&cc->limit, 0, __ATOMIC_SEQ_CST);
+	blocks[1] = hpm_malloc(NULL, 4096, 4096);
+	CHECK(blocks[1] != NULL && cc->len < cc->batch,
+		"refill whole: after a drain the 4 KiB class holds %u (batch %u)", cc->len,
+		cc->batch);
+	hpm_free(blocks[0]);
+	hpm_free(blocks[1]);
+	hpm_cache_flush();
+	printf("refill whole: %u allocations of 4 KiB, %" PRIu64 " refills of up to %u\n", n,
+		after.misses - before.misses + 1, limit);
+}
+
 /* Bytes the main lcore's cache holds in the classes under its budget. */
 static size_t
 budget_held(void)
@@ -1584,6 +1646,7 @@ main(int argc, char **argv)
 	CHECK(hpm_heap_check() == 0, "heap check at the end");
 	run_alignments();
 	refill_amounts();
+	refill_whole();
 	budget_case(&cfg, cfg.cache_budget_min);
 	budget_case(&cfg, 2u << 20);
 	cache_activity();

@@ -411,7 +411,6 @@ bad_input(void)
 int
 main(int argc, char **argv)
 {
-	const struct hpm_inline_anchor *v1;
 	struct hpm_config cfg;
 	uint64_t ops = 1000000;
 	void *p;
@@ -430,20 +429,23 @@ main(int argc, char **argv)
 	printf("sanitizer build: hpm_inline.h's functions are the calls\n");
 #elif defined(HPM_VALGRIND)
 	/* the library marks blocks for valgrind on its own paths: the inline ones stay off */
-	CHECK(hpm_inline_v2.gen == UINT64_MAX, "valgrind build: the inline paths are on");
+	CHECK(hpm_inline_v3.gen == UINT64_MAX, "valgrind build: the inline paths are on");
 #else
-	CHECK(hpm_cache_tls.gen == hpm_inline_v2.gen && hpm_inline_v2.gen != UINT64_MAX,
+	CHECK(hpm_cache_tls.gen == hpm_inline_v3.gen && hpm_inline_v3.gen != UINT64_MAX,
 		"the inline paths are off: the thread's generation %" PRIu64
 		", the anchor's %" PRIu64,
-		hpm_cache_tls.gen, hpm_inline_v2.gen);
+		hpm_cache_tls.gen, hpm_inline_v3.gen);
 #endif
-	/* layout 1's anchor, for programs built against it: what layout 2's says */
-	v1 = dlsym(RTLD_DEFAULT, "hpm_inline_v1");
-	CHECK(v1 != NULL && v1->gen == hpm_inline_v2.gen && v1->owner == hpm_inline_v2.owner &&
-			!memcmp(v1->small_class, hpm_inline_v2.small_class,
-				sizeof(v1->small_class)) &&
-			!memcmp(v1->mid_class, hpm_inline_v2.mid_class, sizeof(v1->mid_class)),
-		"hpm_inline_v1 %p is not hpm_inline_v2's copy", (void *)v1);
+	/*
+	 * layout 3 moved the stacks: a program built against layout 1 or 2
+	 * would misread them, so that it must not find its anchor and load
+	 */
+	CHECK(dlsym(RTLD_DEFAULT, "hpm_inline_v3") == (void *)&hpm_inline_v3 &&
+			dlsym(RTLD_DEFAULT, "hpm_inline_v2") == NULL &&
+			dlsym(RTLD_DEFAULT, "hpm_inline_v1") == NULL,
+		"anchors: layout 3 %p (ours %p), 2 %p, 1 %p", dlsym(RTLD_DEFAULT, "hpm_inline_v3"),
+		(void *)&hpm_inline_v3, dlsym(RTLD_DEFAULT, "hpm_inline_v2"),
+		dlsym(RTLD_DEFAULT, "hpm_inline_v1"));
 	same_stacks();
 	hinted_frees();
 	no_calls();

@@ -44,9 +44,6 @@ struct hpm_hitline {
 
 extern struct hpm_hitline hpm_hit __attribute__((visibility("hidden"))); /* no GOT */
 
-/* hpm_inline.h's anchor of layout 1, for programs built against it (owner.c) */
-extern struct hpm_inline_anchor hpm_inline_v1 __attribute__((visibility("default")));
-
 /*
  * This thread's binding (hpm_inline.h's hpm_cache_tls) as the hit paths read
  * it. An initial-exec TLS variable of a shared library is at an offset from

@@ -38,7 +38,7 @@ static_assert(offsetof(struct hpm_inline_stack, len) == offsetof(struct hpm_cach
 		offsetof(struct hpm_inline_stack, held) == offsetof(struct hpm_cache_stack, held) &&
 		offsetof(struct hpm_inline_stack, objs) == sizeof(struct hpm_cache_stack) &&
 		sizeof(struct hpm_inline_obj) == sizeof(struct hpm_cache_obj) &&
-		sizeof(hpm_inline_v2.small_class) == 4096 / 16 + 1 &&
+		sizeof(hpm_inline_v3.small_class) == 4096 / 16 + 1 &&
 		RTE_DIM(hpm_hit.small_class) == HPM_CACHE_HEAP_MAX / 16 + 1 &&
 		HPM_INLINE_MID_MIN == HPM_CACHE_HEAP_MAX + 1,
 	"hpm_inline.h's stack is the library's");
@@ -55,8 +55,7 @@ hpm_cache_gen_bump(void)
 	 * would skip (valgrind saw a fresh block's writes as invalid and a
 	 * freed one's as fine): no thread's
 	 */
-	__atomic_store_n(&hpm_inline_v2.gen, gen, __ATOMIC_RELEASE);
-	__atomic_store_n(&hpm_inline_v1.gen, gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&hpm_inline_v3.gen, gen, __ATOMIC_RELEASE);
 #else
 	RTE_SET_USED(gen);
 #endif
@@ -81,18 +80,15 @@ hpm_cache_small_classes(bool small_heap)
 	}
 	hpm_hit.small_class[0] = hpm_hit.small_class[1];
 	/* hpm_inline.h's copy: the sizes below 4 KiB */
-	memcpy(hpm_inline_v2.small_class, hpm_hit.small_class, sizeof(hpm_inline_v2.small_class));
+	memcpy(hpm_inline_v3.small_class, hpm_hit.small_class, sizeof(hpm_inline_v3.small_class));
 	/* a bucket's sizes but a multiple of 4 KiB share a class: its last's below */
-	for (i = 0; i < RTE_DIM(hpm_inline_v2.mid_class); i++) {
+	for (i = 0; i < RTE_DIM(hpm_inline_v3.mid_class); i++) {
 		int cls = (size_t)i * 64 >= HPM_INLINE_MID_MIN
 			? hpm_cache_class((size_t)i * 64 - 1, 64)
 			: -1;
 
-		hpm_inline_v2.mid_class[i] = cls >= 0 && cls < HPM_CACHE_RUN0 ? (uint8_t)cls : 0xff;
+		hpm_inline_v3.mid_class[i] = cls >= 0 && cls < HPM_CACHE_RUN0 ? (uint8_t)cls : 0xff;
 	}
-	memcpy(hpm_inline_v1.small_class, hpm_inline_v2.small_class,
-		sizeof(hpm_inline_v1.small_class));
-	memcpy(hpm_inline_v1.mid_class, hpm_inline_v2.mid_class, sizeof(hpm_inline_v1.mid_class));
 }
 
 /* The size-class pages' until a heap says otherwise (hpm_cache_init_process()). */
@@ -411,6 +407,7 @@ update_limit(struct hpm_lcore_cache *c, unsigned int cls, struct hpm_arena *a)
 			budget_share(a, c, cls, cache_budget_of(c, a)) / hpm_cache_class_bytes(cls);
 		uint32_t half;
 
+		cc->fill_whole = cls < HPM_CACHE_RUN0 && limit == cc->cap && most >= 2 * limit;
 		if (most < 1)
 			most = 1;
 		if (limit > most)
@@ -793,11 +790,14 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 {
 	struct hpm_cache_stack *cc = hpm_cache_stack(c, cls);
 	struct hpm_arena *a = &hpm_state->arenas[c->socket];
+	bool drained = false;
 	unsigned int n;
 
 	hpm_cache_reap_due();
-	if (unlikely(hpm_cache_drain_asked(cc)))
+	if (unlikely(hpm_cache_drain_asked(cc))) {
 		hpm_cache_flush_all(c);
+		drained = true;
+	}
 	/* what another cache of the socket gave up, first: no heap lock */
 	n = RTE_MAX(want, cc->batch);
 	n = xfer_get(c->socket, cls, hpm_cache_objs(cc) + cc->len, RTE_MIN(n, cc->cap - cc->len));
@@ -814,6 +814,15 @@ hpm_cache_fill(struct hpm_lcore_cache *c, unsigned int cls, unsigned int want)
 	act_count(c);
 	update_limit(c, cls, a);
 	want = RTE_MAX(want, fill_least(cc, cls));
+	/*
+	 * An empty stack whose budget allows twice its blocks (seed 004's
+	 * class, 2000 blocks without a free): fill it, half as many locked
+	 * refills. Its flushes still move a batch: the next refill is a batch
+	 * of allocations away. Not right after a drain: the heap wants its
+	 * blocks back.
+	 */
+	if (cc->fill_whole && cc->len == 0 && !drained)
+		want = RTE_MAX(want, hpm_cache_limit(cc));
 	want = RTE_MIN(want, cc->cap - cc->len);
 	n = fill_locked(a, c->lcore, cls, cc, want);
 	a->alloc_bytes += n * hpm_cache_class_bytes(cls);

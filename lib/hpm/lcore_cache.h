@@ -116,11 +116,16 @@ hpm_cache_run_align(unsigned int cls)
 	return (size_t)4096 << ((cls - HPM_CACHE_RUN0) / HPM_CACHE_RUN_NLEN);
 }
 
-/** Most blocks a stack can hold; the limit in force follows the heap's size. */
-#define HPM_CACHE_CAP 512
+/**
+ * Most blocks a stack can hold; the limit in force follows the heap's size.
+ * Seven bursts of 32: a cache then takes 256 KiB of metadata, not 512 (at
+ * 512 blocks, test_soak's three caches took the metadata past one hugepage:
+ * 184 MiB held against 182).
+ */
+#define HPM_CACHE_CAP 224
 /**
  * Most blocks a stack of granule runs can hold: their limits are in bytes
- * (128 KiB, 32 single granules), and a cache takes less than 512 KiB of
+ * (128 KiB, 32 single granules), and a cache takes less than 256 KiB of
  * metadata.
  */
 #define HPM_CACHE_RUN_CAP 32
@@ -158,6 +163,8 @@ struct hpm_cache_stack {
 	uint32_t cap;
 	/** The state byte of a block it hands out: hpm_cache_user_state() of its class. */
 	uint8_t held;
+	/** A refill of the empty stack from the heap fills it: its budget allows twice that. */
+	bool fill_whole;
 } __rte_cache_aligned;
 static_assert(sizeof(struct hpm_cache_stack) == RTE_CACHE_LINE_SIZE, "a stack's header is a line");
 
@@ -165,11 +172,11 @@ static_assert(sizeof(struct hpm_cache_stack) == RTE_CACHE_LINE_SIZE, "a stack's 
  * A stack is its header line, then its blocks (hpm_cache_objs()): their
  * address one add from the header's, never a load (a free's push would wait
  * for it, and the next pop for the push: 0.9 ns a pair). Runs have short
- * stacks of their own. Stacks are 8256 bytes apart, not 8 KiB (a shift
- * instead of a multiply): at 8 KiB every header shares one L1 set, and a
- * workload that keeps many classes busy misses on them (bench_hit_path's
- * mix under devtools/hit-path-instructions.sh --l1: 3.88 L1 misses a step
- * against 2.44).
+ * stacks of their own. Stacks are 3648 bytes apart (57 lines), not a
+ * power of two (a shift instead of a multiply): 8 KiB apart, every header
+ * shared one L1 set, and a workload that keeps many classes busy missed on
+ * them (bench_hit_path's mix under devtools/hit-path-instructions.sh --l1:
+ * 3.88 L1 misses a step against 2.44 at 8256 bytes).
  */
 struct hpm_cache_stack_full {
 	struct hpm_cache_stack h;
@@ -261,8 +268,7 @@ struct hpm_lcore_cache {
 	struct hpm_cache_stack_full cls[HPM_CACHE_RUN0];
 	struct hpm_cache_stack_run run[HPM_CACHE_NCLASS - HPM_CACHE_RUN0];
 };
-static_assert(sizeof(struct hpm_lcore_cache) <= (512u << 10) - 64,
-	"a cache fits a 512 KiB metadata class");
+static_assert(sizeof(struct hpm_lcore_cache) <= (256u << 10), "a cache takes 256 KiB of metadata");
 
 /** The stack of class cls (writable through a cache read as const: its owner's). */
 static __rte_always_inline struct hpm_cache_stack *

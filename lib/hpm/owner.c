@@ -30,18 +30,7 @@ owner_slots(void)
  * generation and small-size classes from lcore_cache.c. The generation of
  * no thread until the caches say (hpm_cache_gen_bump()).
  */
-struct hpm_inline_anchor hpm_inline_v2 = {
-	.gen = UINT64_MAX,
-	.owner = (struct hpm_inline_owner *)&owner_none,
-};
-
-/*
- * Layout 1 is layout 2 without the binding's free_hint: a program built
- * against it reads an anchor of the same layout and never the hint. Its own
- * object, kept equal to hpm_inline_v2 where that is written: a program may
- * hold a copy of either (a copy relocation).
- */
-struct hpm_inline_anchor hpm_inline_v1 = {
+struct hpm_inline_anchor hpm_inline_v3 = {
 	.gen = UINT64_MAX,
 	.owner = (struct hpm_inline_owner *)&owner_none,
 };
@@ -85,9 +74,7 @@ hpm_owner_init(void)
 			m->mask = OWNER_SLOTS - 1;
 			__atomic_store_n(&hpm_hit.owner, m->slot, __ATOMIC_RELEASE);
 			__atomic_store_n(&hpm_hit.owner_mask, m->mask, __ATOMIC_RELEASE);
-			__atomic_store_n(&hpm_inline_v2.owner, (struct hpm_inline_owner *)m,
-				__ATOMIC_RELEASE);
-			__atomic_store_n(&hpm_inline_v1.owner, (struct hpm_inline_owner *)m,
+			__atomic_store_n(&hpm_inline_v3.owner, (struct hpm_inline_owner *)m,
 				__ATOMIC_RELEASE);
 		}
 	}

@@ -16,6 +16,7 @@
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_pause.h>
@@ -116,8 +117,10 @@ run(const char *name, unsigned int min, unsigned int max, unsigned int share, si
 	cfg.cache_min = min;
 	cfg.cache_max = max;
 	cfg.cache_share = share;
-	if (hpm_init(&cfg) != 0)
+	if (hpm_init(&cfg) != 0) {
+		printf("%-26s hpm_init: %s\n", name, rte_strerror(rte_errno));
 		return;
+	}
 	/* a heap of this size, for the rule that follows it */
 	if (warm != 0) {
 		warm_block = hpm_malloc(NULL, warm, 0);
@@ -139,7 +142,7 @@ run(const char *name, unsigned int min, unsigned int max, unsigned int share, si
 int
 main(int argc, char **argv)
 {
-	static const unsigned int limits[] = {16, 32, 64, 128, 256, 512};
+	static const unsigned int limits[] = {16, 32, 64, 128, 224};
 	unsigned int i;
 	char name[64];
 
@@ -156,9 +159,9 @@ main(int argc, char **argv)
 		snprintf(name, sizeof(name), "fixed %u", limits[i]);
 		run(name, limits[i], limits[i], 1, 0);
 	}
-	run("rule, 64 MiB heap", 64, 512, 32, 64 << 20);
-	run("rule, 512 MiB heap", 64, 512, 32, 512 << 20);
-	run("rule, 1 GiB heap", 64, 512, 32, 1024 << 20);
+	run("rule, 64 MiB heap", 64, 224, 32, 64 << 20);
+	run("rule, 512 MiB heap", 64, 224, 32, 512 << 20);
+	run("rule, 1 GiB heap", 64, 224, 32, 1024 << 20);
 	rte_ring_free(ring);
 	rte_eal_cleanup();
 	return 0;
