@@ -15,7 +15,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <rte_common.h>
 
@@ -29,7 +28,6 @@
 struct live {
 	uint8_t *p;
 	size_t size;
-	uint8_t fill;
 };
 
 static struct live live[MAX_LIVE];
@@ -77,17 +75,6 @@ block_zeroed(const uint8_t *p, size_t n)
 
 	for (i = 0; i < n; i++)
 		if (p[i] != 0)
-			return false;
-	return true;
-}
-
-static bool
-block_filled(const uint8_t *p, size_t n, uint8_t v)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i] != v)
 			return false;
 	return true;
 }
@@ -147,8 +134,8 @@ check_accounts(const struct hpm_meta *m, size_t base)
 static void
 free_one(struct hpm_meta *m, unsigned int k)
 {
-	CHECK(block_filled(live[k].p, live[k].size, live[k].fill),
-		"block %p of %zu bytes changed while live", (void *)live[k].p, live[k].size);
+	CHECK(test_intact(live[k].p, live[k].size), "block %p of %zu bytes changed while live",
+		(void *)live[k].p, live[k].size);
 	hpm_meta_free(m, hpm_src, live[k].p, live[k].size);
 	live[k] = live[--nlive];
 }
@@ -214,9 +201,8 @@ main(int argc, char **argv)
 					break;
 				}
 			}
-			live[nlive] = (struct live){b, size, (uint8_t)(1 + op % 255)};
-			memset(b, live[nlive].fill, size);
-			nlive++;
+			live[nlive++] = (struct live){b, size};
+			test_fill(b, size);
 		} else {
 			free_one(m, test_rand(&rs) % nlive);
 		}
