@@ -46,6 +46,23 @@ model_bytes(size_t size)
 	return b;
 }
 
+/* the free list of a block of model_bytes() b, and the bytes of list c's blocks */
+static unsigned int
+model_class(size_t b)
+{
+	return b <= HPM_META_PAGE
+		? rte_log2_u64(b) - HPM_META_MIN_LOG2
+		: (b >> HPM_META_PAGE_LOG2) + HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2 - 1;
+}
+
+static size_t
+model_class_bytes(unsigned int c)
+{
+	return c <= HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2
+		? (size_t)1 << (c + HPM_META_MIN_LOG2)
+		: (size_t)(c - (HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2 - 1)) << HPM_META_PAGE_LOG2;
+}
+
 static size_t
 random_size(uint64_t *rs)
 {
@@ -79,7 +96,7 @@ block_zeroed(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* bytes on the free lists: a block of class c is class_bytes(c), as the model's */
+/* bytes on the free lists, by the model's class sizes */
 static size_t
 free_list_bytes(const struct hpm_meta *m)
 {
@@ -87,14 +104,10 @@ free_list_bytes(const struct hpm_meta *m)
 	unsigned int c;
 
 	for (c = 0; c < RTE_DIM(m->free); c++) {
-		size_t cb = c <= HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2
-			? (size_t)1 << (c + HPM_META_MIN_LOG2)
-			: (size_t)(c - (HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2 - 1))
-				<< HPM_META_PAGE_LOG2;
 		const void *p;
 
 		for (p = m->free[c]; p != NULL; p = *(void *const *)p)
-			bytes += cb;
+			bytes += model_class_bytes(c);
 	}
 	return bytes;
 }
@@ -163,12 +176,7 @@ main(int argc, char **argv)
 		if (nlive < MAX_LIVE && (nlive == 0 || test_rand(&rs) % 100 < 55)) {
 			size_t size = random_size(&rs);
 			size_t want = size > (1u << HPM_META_MAX_LOG2) ? 0 : model_bytes(size);
-			void *head = want != 0
-				? m->free[size <= HPM_META_PAGE
-						  ? rte_log2_u64(want) - HPM_META_MIN_LOG2
-						  : (want >> HPM_META_PAGE_LOG2) +
-							  HPM_META_PAGE_LOG2 - HPM_META_MIN_LOG2 - 1]
-				: NULL;
+			void *head = want != 0 ? m->free[model_class(want)] : NULL;
 			uint8_t *before = m->bump;
 			uint8_t *b = hpm_meta_alloc(m, hpm_src, size);
 
