@@ -1136,11 +1136,9 @@ refill_whole(void)
 	static void *blocks[8 * HPM_CACHE_CAP];
 	struct hpm_cache_stats before, after;
 	struct hpm_cache_stack *cc;
-	struct hpm_lcore_cache *c;
-	unsigned int i, n, limit;
-
 	static void *grow[64];
-	unsigned int g = 0;
+	struct hpm_lcore_cache *c;
+	unsigned int i, n, limit, g = 0;
 
 	hpm_cache_flush();
 	c = hpm_cache_get();
@@ -1160,6 +1158,8 @@ refill_whole(void)
 		if (cc->limit >= cc->cap || g == RTE_DIM(grow))
 			break;
 		hpm_free(blocks[0]);
+		/* freed: if the heap cannot grow, the check below fails on NULL, not a freed block */
+		blocks[0] = NULL;
 		grow[g] = hpm_malloc(NULL, 16 << 20, 0);
 		if (grow[g] == NULL)
 			break;
