@@ -151,6 +151,33 @@ in_use_large(void)
 		h1.in_use_peak_bytes, h2.in_use_peak_bytes, h0.in_use_bytes);
 }
 
+/*
+ * A page of 4 KiB granules takes the edge unit of the chunk the heap grew for
+ * it (the unit that shares the chunk's header), and gives back the unit that
+ * growth handed out: the peak of units in use counts one unit, not both.
+ */
+static void
+in_use_peak_growth(void)
+{
+	struct hpm_heap_stats h0, h1;
+	void *p;
+
+	CHECK(hpm_heap_get_stats(0, &h0) == 0, "heap stats");
+	p = hpm_malloc("held", 4096, 4096);
+	CHECK(p != NULL && hpm_heap_get_stats(0, &h1) == 0, "a 4 KiB block");
+	printf("a 4 KiB block: %u chunks (%u before), units in use %zu MiB, peak %zu MiB "
+	       "(%zu, %zu before)\n",
+		h1.chunks, h0.chunks, h1.in_use_bytes / MIB, h1.in_use_peak_bytes / MIB,
+		h0.in_use_bytes / MIB, h0.in_use_peak_bytes / MIB);
+	CHECK(h1.chunks == h0.chunks + 1 && h1.in_use_bytes == h0.in_use_bytes + 2 * MIB,
+		"a 4 KiB block in a new heap: %u chunks (%u before), units in use %zu (%zu before)",
+		h1.chunks, h0.chunks, h1.in_use_bytes, h0.in_use_bytes);
+	CHECK(h1.in_use_peak_bytes == RTE_MAX(h0.in_use_peak_bytes, h1.in_use_bytes),
+		"peak of units in use %zu, %zu in use (peak %zu before)", h1.in_use_peak_bytes,
+		h1.in_use_bytes, h0.in_use_peak_bytes);
+	hpm_free(p);
+}
+
 /* Held beyond chunks and metadata: a headed unit's granule per chunk, a page's rest per region. */
 static void
 no_header_pages(const char *when)
@@ -493,6 +520,7 @@ main(int argc, char **argv)
 	eal_mapped = test_hugetlb_mapped();
 	if (start(0) != 0)
 		return test_end("held");
+	in_use_peak_growth();
 	blk[0] = hpm_malloc("held", 64, 0);
 	compare("first block");
 	hpm_free(blk[0]);

@@ -583,19 +583,50 @@ hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_role role, bool shor
 	return u != NULL ? u : hpm_chunk_take(cs, 1, 1, false, role, short_blocks);
 }
 
+/* The lowest free edge unit's chunk, its position in *pos; NULL if none. */
+static struct hpm_chunk *
+edge_lowest(const struct hpm_chunk_set *cs, unsigned int *pos)
+{
+	struct hpm_chunk *c, *best = NULL;
+	int at, best_at = -1;
+
+	for (c = cs->chunks; c != NULL; c = c->next)
+		if ((at = edge_free(c)) >= 0 &&
+			(best == NULL || c->ord + at < best->ord + best_at)) {
+			best = c;
+			best_at = at;
+		}
+	*pos = (unsigned int)best_at;
+	return best;
+}
+
 struct hpm_unit *
 hpm_chunk_take_edge(struct hpm_chunk_set *cs)
 {
-	struct hpm_chunk *c, *best = NULL;
-	int pos, best_pos = -1;
+	unsigned int pos;
+	struct hpm_chunk *c = edge_lowest(cs, &pos);
 
-	for (c = cs->chunks; c != NULL; c = c->next)
-		if ((pos = edge_free(c)) >= 0 &&
-			(best == NULL || c->ord + pos < best->ord + best_pos)) {
-			best = c;
-			best_pos = pos;
-		}
-	return best != NULL ? take_at(cs, best, (unsigned int)best_pos, 1) : NULL;
+	return c != NULL ? take_at(cs, c, pos, 1) : NULL;
+}
+
+struct hpm_unit *
+hpm_chunk_swap_for_edge(struct hpm_chunk_set *cs, struct hpm_unit *u)
+{
+	unsigned int pos;
+	struct hpm_chunk *c = edge_lowest(cs, &pos);
+	struct hpm_unit *edge;
+
+	if (c == NULL)
+		return u;
+	/*
+	 * The edge first, u back after (given first, u could leave its new chunk
+	 * empty, to go back to the source): not counted as a unit more in use.
+	 */
+	cs->units_in_use--;
+	edge = take_at(cs, c, pos, 1);
+	cs->units_in_use++;
+	hpm_chunk_give(cs, u, 1);
+	return edge;
 }
 
 bool

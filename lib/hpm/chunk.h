@@ -174,6 +174,13 @@ struct hpm_unit *hpm_chunk_take_unit(struct hpm_chunk_set *cs, enum hpm_unit_rol
  */
 struct hpm_unit *hpm_chunk_take_edge(struct hpm_chunk_set *cs);
 
+/**
+ * Unit u, just taken, swapped for the lowest free edge unit if there is one
+ * (u goes back); u if none. Held memory follows the units' high-water mark:
+ * the swap does not count both. Arena lock held.
+ */
+struct hpm_unit *hpm_chunk_swap_for_edge(struct hpm_chunk_set *cs, struct hpm_unit *u);
+
 /** Try to extend the run of n units at u by more units in place. Arena lock held. */
 bool hpm_chunk_extend(struct hpm_chunk_set *cs, struct hpm_unit *u, unsigned int n,
 	unsigned int more);

@@ -173,15 +173,11 @@ page_new(struct hpm_gran_set *gs, unsigned int cls, unsigned int n, unsigned int
 	if (edge_fits && !edge_first)
 		u = hpm_chunk_take_unit(gs->cs, gran_classes[cls].role, short_runs);
 	else if (u == NULL) {
-		struct hpm_unit *edge;
-
 		/* never an edge unit: a run too long for one, or 4 KiB granules (edges first) */
 		u = hpm_chunk_take(gs->cs, 1, 1, false, gran_classes[cls].role, short_runs);
 		/* the set grew: its new chunk's edge unit, not one of the others */
-		if (u != NULL && edge_first && (edge = hpm_chunk_take_edge(gs->cs)) != NULL) {
-			hpm_chunk_give(gs->cs, u, 1);
-			u = edge;
-		}
+		if (u != NULL && edge_first)
+			u = hpm_chunk_swap_for_edge(gs->cs, u);
 	}
 	if (u == NULL)
 		return NULL;
