@@ -176,8 +176,8 @@ struct hpm_unit *hpm_chunk_take_edge(struct hpm_chunk_set *cs);
 
 /**
  * Unit u, just taken, swapped for the lowest free edge unit if there is one
- * (u goes back); u if none. Held memory follows the units' high-water mark:
- * the swap does not count both. Arena lock held.
+ * (u goes back); u if none. The units' high-water mark (in_use_peak_bytes)
+ * does not count both. Arena lock held.
  */
 struct hpm_unit *hpm_chunk_swap_for_edge(struct hpm_chunk_set *cs, struct hpm_unit *u);
 
