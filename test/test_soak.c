@@ -549,7 +549,7 @@ soak(double seconds)
 				};
 			next_sample += hz;
 			live_peak = 0;
-			hint_peak = threads_live();
+			hint_peak = hint;
 		}
 		if (now >= next_check) {
 			/* the whole heap, while the others run */
